@@ -1,0 +1,1 @@
+"""Sandboxed rendering: the environment, the render itself and the worker pool."""

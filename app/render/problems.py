@@ -1,0 +1,73 @@
+"""What can go wrong in a render, as values with fields rather than stack traces."""
+
+from __future__ import annotations
+
+import traceback
+from dataclasses import asdict, dataclass
+from types import TracebackType
+
+from jinja2.exceptions import TemplateSyntaxError
+
+#: Jinja compiles templates to Python code whose frames carry this file name and,
+#: after Jinja rewrites the traceback, the template's own line numbers.
+TEMPLATE_FILENAME = "<template>"
+
+
+@dataclass
+class TemplateProblem(Exception):
+    """A render that could not produce a prompt: answered as 422 by the API.
+
+    Not frozen: Python sets `__traceback__` on exceptions as they propagate.
+
+    `type` is the name of what went wrong ("TemplateSyntaxError", "UndefinedError",
+    "LimitExceeded", ...), `line` the 1-based template line when it is known and
+    `limit` the name of the limit that was hit, if any.
+    """
+
+    type: str
+    message: str
+    line: int | None = None
+    limit: str | None = None
+
+    def __str__(self) -> str:
+        where = f" (line {self.line})" if self.line else ""
+        return f"{self.type}: {self.message}{where}"
+
+    def __reduce__(self) -> tuple:
+        # Exceptions pickle their `args`, which a dataclass leaves empty; workers send these.
+        return (TemplateProblem, (self.type, self.message, self.line, self.limit))
+
+    def to_json(self) -> dict:
+        """The `error` object of the API."""
+        return asdict(self)
+
+
+def limit_exceeded(limit: str, message: str, line: int | None = None) -> TemplateProblem:
+    """A problem that names the limit the template ran into."""
+    return TemplateProblem("LimitExceeded", message, line=line, limit=limit)
+
+
+def template_line(tb: TracebackType | None) -> int | None:
+    """The innermost template line in a traceback, if the error happened in template code."""
+    line = None
+    for frame, lineno in traceback.walk_tb(tb):
+        if frame.f_code.co_filename == TEMPLATE_FILENAME:
+            line = lineno
+    return line
+
+
+def problem_from_exception(error: BaseException) -> TemplateProblem:
+    """Turn whatever a template raised into a problem that says what and where."""
+    if isinstance(error, TemplateProblem):
+        return error
+    if isinstance(error, TemplateSyntaxError):
+        return TemplateProblem("TemplateSyntaxError", error.message or str(error), error.lineno)
+    line = template_line(error.__traceback__)
+    if isinstance(error, MemoryError):
+        return limit_exceeded("memory", "The template ran out of its memory allowance.", line)
+    if isinstance(error, RecursionError):
+        return limit_exceeded(
+            "recursion", "The template nests or recurses too deeply to render.", line
+        )
+    message = getattr(error, "message", None) or str(error) or type(error).__name__
+    return TemplateProblem(type(error).__name__, message, line)

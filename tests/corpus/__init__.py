@@ -1,0 +1,51 @@
+"""The conversation corpus every template is rendered with in the conformance tests."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+#: The clock `strftime_now` reads in every conformance render, ours and transformers'.
+PINNED_NOW = datetime(2026, 11, 29, 12, 0, 0)
+
+#: Special tokens for the cases that do not set their own.
+DEFAULT_SPECIAL_TOKENS = {"bos_token": "<s>", "eos_token": "</s>", "unk_token": "<unk>"}
+
+CONVERSATIONS_FILE = Path(__file__).with_name("conversations.json")
+
+#: The fields a case may have besides `name` and `messages`.
+OPTIONAL_FIELDS = frozenset(
+    {
+        "tools",
+        "documents",
+        "add_generation_prompt",
+        "continue_final_message",
+        "kwargs",
+        "special_tokens",
+    }
+)
+
+
+def load_conversations() -> list[dict[str, Any]]:
+    """Every case, with its defaults filled in, in file order."""
+    cases = json.loads(CONVERSATIONS_FILE.read_text(encoding="utf-8"))
+    loaded = []
+    for case in cases:
+        unknown = case.keys() - OPTIONAL_FIELDS - {"name", "messages"}
+        if unknown:
+            raise ValueError(f"Case {case.get('name')!r} has unknown fields {sorted(unknown)}")
+        loaded.append(
+            {
+                "name": case["name"],
+                "messages": case["messages"],
+                "tools": case.get("tools"),
+                "documents": case.get("documents"),
+                "add_generation_prompt": case.get("add_generation_prompt", False),
+                "continue_final_message": case.get("continue_final_message", False),
+                "kwargs": case.get("kwargs", {}),
+                "special_tokens": case.get("special_tokens", dict(DEFAULT_SPECIAL_TOKENS)),
+            }
+        )
+    return loaded
