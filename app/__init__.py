@@ -1,0 +1,30 @@
+"""Chat Template Playground: see exactly what your model receives."""
+
+from __future__ import annotations
+
+import atexit
+from typing import Any
+
+from flask import Flask
+
+from app.config import load_settings, max_body_bytes, render_limits
+from app.render.pool import SandboxPool
+
+
+def create_app(test_config: dict[str, Any] | None = None) -> Flask:
+    """The WSGI application: defaults, then `PLAYGROUND_*` variables, then `test_config`."""
+    app = Flask(__name__, static_folder="../static", instance_relative_config=True)
+    app.config.update(load_settings())
+    app.config.update(test_config or {})
+    app.config["MAX_CONTENT_LENGTH"] = max_body_bytes(app.config)
+
+    # Worker processes start on first use, in the process that serves requests.
+    pool = SandboxPool(render_limits(app.config), workers=int(app.config["THREADS"]))
+    app.extensions["sandbox_pool"] = pool
+    atexit.register(pool.close)
+
+    from app.web import api, errors
+
+    app.register_blueprint(api.blueprint)
+    errors.register(app)
+    return app

@@ -1,0 +1,75 @@
+"""Settings: defaults, then `PLAYGROUND_*` environment variables, then a test dict."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from app.render.limits import RenderLimits
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One `PLAYGROUND_*` variable: its config key, default, parser and meaning."""
+
+    key: str
+    default: Any
+    parse: Callable[[str], Any]
+    help: str
+
+    @property
+    def env_name(self) -> str:
+        return f"PLAYGROUND_{self.key}"
+
+
+def _megabytes(text: str) -> int:
+    return int(float(text) * 1024 * 1024)
+
+
+#: Every setting of the playground; the README documents each one (a test checks it).
+SETTINGS = (
+    Setting("CPU_SECONDS", 2.0, float, "Seconds one render may run before its worker is killed."),
+    Setting("MEMORY_MB", 512, int, "Memory (MiB) a render worker may add on top of its start."),
+    Setting("OUTPUT_CHARS", 2_000_000, int, "Characters a render may write."),
+    Setting("TEMPLATE_KB", 256, int, "Largest template source accepted (KiB)."),
+    Setting("MAX_BODY_MB", 8, float, "Largest JSON request body (MiB); larger gets 413."),
+    Setting("BIND", "127.0.0.1:8000", str, "Address gunicorn listens on."),
+    Setting("WORKERS", 2, int, "gunicorn worker processes."),
+    Setting(
+        "THREADS",
+        4,
+        int,
+        "Request threads per worker; each worker also keeps this many sandbox processes,"
+        " so a request never waits for a slow template.",
+    ),
+)
+
+
+def load_settings(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """Defaults overridden by the environment; a bad value names its variable."""
+    environ = os.environ if environ is None else environ
+    values = {}
+    for setting in SETTINGS:
+        raw = environ.get(setting.env_name)
+        try:
+            values[setting.key] = setting.default if raw is None else setting.parse(raw)
+        except ValueError:
+            raise ValueError(f"{setting.env_name}={raw!r} is not a valid value.") from None
+    return values
+
+
+def render_limits(config: Mapping[str, Any]) -> RenderLimits:
+    """The per-render limits described by a Flask config."""
+    return RenderLimits(
+        cpu_seconds=float(config["CPU_SECONDS"]),
+        memory_bytes=int(config["MEMORY_MB"]) * 1024 * 1024,
+        output_chars=int(config["OUTPUT_CHARS"]),
+        template_bytes=int(config["TEMPLATE_KB"]) * 1024,
+    )
+
+
+def max_body_bytes(config: Mapping[str, Any]) -> int:
+    """The JSON body cap in bytes."""
+    return _megabytes(str(config["MAX_BODY_MB"]))

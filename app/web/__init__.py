@@ -1,0 +1,1 @@
+"""HTTP adapters: parse the request, call the core, shape the answer."""
