@@ -1,0 +1,22 @@
+"""The README stays true: every setting is documented with its default."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.config import SETTINGS
+from tests.conftest import REPO
+
+README = (REPO / "README.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("setting", SETTINGS, ids=lambda s: s.env_name)
+def test_every_setting_is_documented_with_its_default(setting):
+    rows = [line for line in README.splitlines() if f"`{setting.env_name}`" in line]
+    assert rows, f"{setting.env_name} is not in the README's configuration table"
+    assert f"`{setting.default}`" in rows[0], f"{setting.env_name}: default not documented"
+
+
+def test_readme_gives_the_two_commands():
+    assert "./playground serve" in README
+    assert "./playground test" in README

@@ -1,0 +1,117 @@
+"""Hostile templates cost one clean 422 each, and never the server or its other users."""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from tests.reference import reference_render
+
+HELLO = [{"role": "user", "content": "Hello!"}]
+NORMAL = {"template": "{{ messages[0].content }}", "messages": HELLO}
+
+#: Templates that run into a resource limit, and the limit each must name.
+BOMBS = {
+    "infinite loop": (
+        "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}",
+        "cpu_seconds",
+    ),
+    "huge string": ("{{ 'a' * 10**10 }}", "memory"),
+    "string doubled in a loop": (
+        "{% set ns = namespace(s='ab') %}{% for i in range(64) %}{% set ns.s = ns.s ~ ns.s %}"
+        "{% endfor %}{{ ns.s|length }}",
+        "memory",
+    ),
+    "output flood": (
+        "{% for i in range(100000) %}{% for j in range(1000) %}0123456789{% endfor %}{% endfor %}",
+        "output_chars",
+    ),
+    "one huge output block": ("{{ 'x' * 3000000 }}", "output_chars"),
+    "recursion": ("{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}", "recursion"),
+    "blocks nested thousands deep": (
+        "{% if true %}" * 5000 + "x" + "{% endif %}" * 5000,
+        "recursion",
+    ),
+}
+
+#: Sandbox escape attempts: each raises SecurityError, as it does in transformers.
+ESCAPES = {
+    "__class__": "{{ ''.__class__.__mro__[1].__subclasses__() }}",
+    "__globals__": "{{ raise_exception.__globals__['os'] }}",
+    "|attr": "{{ (''|attr('__class__'))() }}",
+    "str.format": "{{ '{0.__class__.__mro__[1]}'.format('') }}",
+    "str.format on a function": "{{ '{0.__globals__[os]}'.format(raise_exception) }}",
+    "namespace underscore": "{% set ns = namespace() %}{% set ns.__class__ = 1 %}",
+    "namespace underscore at creation": "{{ namespace(__init__=1) }}",
+    "list.append": "{{ messages.append({'role': 'system'}) }}",
+    "dict.pop": "{{ messages[0].pop('content') }}",
+    "dict.update": "{% set d = {} %}{{ d.update({'a': 1}) }}",
+    "__setitem__": "{{ messages[0].__setitem__('content', 'x') }}",
+    "cycler globals": "{{ cycler.__init__.__globals__.os }}",
+}
+
+
+def render_status(server, template: str) -> tuple[int, dict]:
+    return server.post("/api/render", {"template": template, "messages": HELLO})
+
+
+@pytest.mark.parametrize("name", BOMBS)
+def test_bomb_names_its_limit_while_normal_renders_stay_fast(live_server, name):
+    template, limit = BOMBS[name]
+    with ThreadPoolExecutor(max_workers=2) as executor:
+        bomb = executor.submit(render_status, live_server, template)
+        time.sleep(0.1)  # let the bomb start first
+        started = time.monotonic()
+        status, body = live_server.post("/api/render", NORMAL)
+        normal_seconds = time.monotonic() - started
+        bomb_status, bomb_body = bomb.result(timeout=30)
+    assert (status, body["prompt"]) == (200, "Hello!")
+    assert normal_seconds < 0.5, f"a normal render waited {normal_seconds:.2f} s"
+    assert bomb_status == 422
+    assert bomb_body["error"]["type"] == "LimitExceeded"
+    assert bomb_body["error"]["limit"] == limit
+    assert bomb_body["error"]["message"]
+
+
+def test_time_limit_stops_the_render_near_the_limit(live_server):
+    started = time.monotonic()
+    status, body = render_status(live_server, BOMBS["infinite loop"][0])
+    elapsed = time.monotonic() - started
+    assert status == 422
+    assert "1 s" in body["error"]["message"]
+    # The server runs with a 1 s limit (plus a small grace for the answer).
+    assert 1.0 <= elapsed < 4.0
+
+
+def test_four_bombs_at_once_leave_the_server_serving(live_server):
+    bombs = [BOMBS[name][0] for name in ("infinite loop", "huge string", "recursion")]
+    with ThreadPoolExecutor(max_workers=4) as executor:
+        results = list(executor.map(lambda t: render_status(live_server, t), bombs * 2))
+    assert [status for status, _ in results] == [422] * 6
+    status, body = live_server.post("/api/render", NORMAL)
+    assert (status, body["prompt"]) == (200, "Hello!")
+    assert live_server.process.poll() is None, "gunicorn died"
+
+
+@pytest.mark.parametrize("name", ESCAPES)
+def test_sandbox_escape_is_a_security_error_as_in_transformers(client, name):
+    template = ESCAPES[name]
+    response = client.post("/api/render", json={"template": template, "messages": HELLO})
+    assert response.status_code == 422
+    assert response.json["error"]["type"] == "SecurityError"
+    assert response.json["error"]["line"] == 1
+    case = {"messages": HELLO, "special_tokens": {}}
+    assert reference_render(case, template)[:2] == ("error", "SecurityError")
+
+
+@pytest.mark.parametrize(
+    "template",
+    ["{{ ''|attr('__class__')|attr('__mro__') }}", "{{ '{x.__class__}'.format_map({'x': ''}) }}"],
+)
+def test_unsafe_lookups_that_are_only_printed_render_nothing(client, template):
+    # Jinja's sandbox turns an unsafe attribute into an undefined value: printing it
+    # gives "" (as in transformers), using it raises. Nothing leaks either way.
+    response = client.post("/api/render", json={"template": template, "messages": HELLO})
+    assert (response.status_code, response.json["prompt"]) == (200, "")
