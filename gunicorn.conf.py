@@ -9,3 +9,6 @@ workers = _settings["WORKERS"]
 threads = _settings["THREADS"]
 worker_class = "gthread"
 wsgi_app = "app:create_app()"
+# No control socket: it lives at a fixed path in the home folder, which several servers
+# (tests, benchmarks, replicas) would fight over.
+control_socket_disable = True
