@@ -1,0 +1,1 @@
+"""Where templates come from: GGUF headers, Hugging Face repos, uploads."""
