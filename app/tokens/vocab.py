@@ -1,0 +1,231 @@
+"""Tokenize text exactly as llama.cpp would, keeping each token's place in the text.
+
+`VocabTokenizer.from_gguf_fields` follows llama.cpp (`llama_vocab::impl::tokenize`): special
+tokens are cut out first (see `special`), every remaining run of text goes through the model-only
+HF tokenizer from `build`, and BOS/EOS/SEP are added per the vocabulary's flags.
+`VocabTokenizer.from_tokenizer_json` wraps an HF tokenizer.json and follows HF's own rules.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from tokenizers import Encoding, Tokenizer
+
+from app.tokens.build import TokenizerSupport, build_from_vocab
+from app.tokens.gguf_vocab import Attr, UnsupportedVocab, read_vocab
+from app.tokens.pieces import bytes_to_piece, gguf_token_bytes, hf_token_bytes
+from app.tokens.special import SpecialMatcher
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    """One token: `start`/`end` are str indices into the text (empty for added BOS/EOS).
+
+    Tokens that spell parts of one character (byte tokens) all carry that character's span.
+    `special` is True for tokens cut out as special tokens and for added BOS/EOS/SEP.
+    """
+
+    id: int
+    piece: str
+    start: int
+    end: int
+    special: bool
+
+
+class VocabTokenizer:
+    """A tokenizer plus what llama.cpp needs around it (special tokens, BOS/EOS rules)."""
+
+    def __init__(self) -> None:
+        """Use `from_gguf_fields` or `from_tokenizer_json`."""
+        self.tokenizer: Tokenizer | None = None
+        #: "gguf" (llama.cpp's rules around a model-only tokenizer) or "tokenizer.json" (HF's).
+        self.source = ""
+        self.support = TokenizerSupport(False, "not built")
+        self.model: str = ""
+        self.pre: str | None = None
+        self.vocab_size = 0
+        self.bos_id: int | None = None
+        self.eos_id: int | None = None
+        self.sep_id: int | None = None
+        self.add_bos = False
+        self.add_eos = False
+        self.add_sep = False
+        #: Ids that are matched as whole special tokens (control, unknown, user-defined).
+        self.special_ids: frozenset[int] = frozenset()
+        self._token_bytes: list[bytes] = []
+        self._pieces: list[str | None] = []
+        self._matcher: SpecialMatcher | None = None
+        self._phantom_space = False  # SPM: llama.cpp puts a space before each run of text
+        self._lock = threading.Lock()
+
+    @classmethod
+    def from_gguf_fields(cls, fields: Mapping[str, Any]) -> VocabTokenizer:
+        """Build from GGUF metadata; check `.support` before tokenizing."""
+        self = cls()
+        self.source = "gguf"
+        self.model = str(fields.get("tokenizer.ggml.model", "") or "")
+        self.pre = str(fields.get("tokenizer.ggml.pre", "") or "") or None
+        try:
+            vocab = read_vocab(fields)
+            self.tokenizer = build_from_vocab(vocab)
+        except UnsupportedVocab as exc:
+            self.support = TokenizerSupport(False, str(exc))
+            return self
+        self.support = TokenizerSupport(True)
+        self.vocab_size = len(vocab.tokens)
+        self.bos_id, self.eos_id, self.sep_id = vocab.bos, vocab.eos, vocab.sep
+        self.add_bos, self.add_eos, self.add_sep = vocab.add_bos, vocab.add_eos, vocab.add_sep
+        if vocab.kind == "wpm":  # llama.cpp always wraps BERT input in [CLS] ... [SEP]
+            self.add_bos, self.add_eos, self.add_sep = True, False, True
+        elif vocab.kind == "bpe":
+            self.add_sep = False  # llama.cpp's BPE path adds only BOS/EOS
+        self._phantom_space = vocab.kind == "spm" and vocab.add_space_prefix
+        self.special_ids = frozenset(vocab.special_ids)
+        self._token_bytes = [
+            gguf_token_bytes(vocab.kind, t, a)
+            for t, a in zip(vocab.tokens, vocab.attrs, strict=True)
+        ]
+        self._pieces = [None] * self.vocab_size
+        attrs = [vocab.attrs[i] for i in vocab.special_ids]
+        self._matcher = SpecialMatcher(
+            texts=[vocab.tokens[i] for i in vocab.special_ids],
+            ids=vocab.special_ids,
+            plain_ok=[not a & (Attr.CONTROL | Attr.UNKNOWN) for a in attrs],
+            lstrip=[bool(a & Attr.LSTRIP) for a in attrs],
+            rstrip=[bool(a & Attr.RSTRIP) for a in attrs],
+        )
+        return self
+
+    @classmethod
+    def from_tokenizer_json(
+        cls, text: str, tokenizer_config: dict[str, Any] | None = None
+    ) -> VocabTokenizer:
+        """Wrap an HF tokenizer.json; HF's own rules apply (its post-processor adds BOS/EOS)."""
+        self = cls()
+        self.source = "tokenizer.json"
+        try:
+            self.tokenizer = Tokenizer.from_str(text)
+            spec = json.loads(text)
+        except Exception as exc:  # the text is user input: any parse failure is "unsupported"
+            self.support = TokenizerSupport(False, f"not a tokenizer.json: {exc}")
+            return self
+        self.support = TokenizerSupport(True)
+        self.model = str((spec.get("model") or {}).get("type") or "")
+        self.vocab_size = self.tokenizer.get_vocab_size(with_added_tokens=True)
+        added = spec.get("added_tokens") or []
+        self.special_ids = frozenset(t["id"] for t in added if t.get("special"))
+        raw_text = {t["id"] for t in added}  # added tokens are stored as plain text
+        config = tokenizer_config or {}
+
+        def config_id(name: str) -> int | None:
+            value = config.get(name)
+            if isinstance(value, dict):
+                value = value.get("content")
+            return self.tokenizer.token_to_id(value) if isinstance(value, str) else None
+
+        self.bos_id, self.eos_id = config_id("bos_token"), config_id("eos_token")
+        self.add_bos = bool(config.get("add_bos_token", False))
+        self.add_eos = bool(config.get("add_eos_token", False))
+        byte_level = '"ByteLevel"' in json.dumps([spec.get("pre_tokenizer"), spec.get("decoder")])
+        get = self.tokenizer.id_to_token
+        self._token_bytes = [
+            hf_token_bytes(get(i) or "", byte_level, i in raw_text) for i in range(self.vocab_size)
+        ]
+        self._pieces = [None] * self.vocab_size
+        return self
+
+    def token_bytes(self, token_id: int) -> bytes:
+        """The bytes a token stands for (llama.cpp's `token_to_piece` with special=True)."""
+        return self._token_bytes[token_id]
+
+    def piece(self, token_id: int) -> str:
+        """The token's text; bytes that are not UTF-8 on their own are shown as `<0xE2>`."""
+        piece = self._pieces[token_id]
+        if piece is None:
+            piece = self._pieces[token_id] = bytes_to_piece(self._token_bytes[token_id])
+        return piece
+
+    def _encode(self, texts: list[str]) -> list[Encoding]:
+        assert self.tokenizer is not None
+        if len(texts) == 1:
+            return [self.tokenizer.encode(texts[0], add_special_tokens=False)]
+        return self.tokenizer.encode_batch(texts, add_special_tokens=False)
+
+    def tokenize_gguf(self, text: str, add_special: bool, parse_special: bool) -> list[Token]:
+        """llama.cpp's tokenization of `text` with boundaries (see module docstring)."""
+        assert self._matcher is not None
+        parts = self._matcher.partition(text, parse_special) if text else []
+        runs = [(s, e) for s, e, token in parts if token is None]
+        encodings = iter(self._encode([text[s:e] for s, e in runs]) if runs else [])
+        pieces, piece = self._pieces, self.piece
+        out: list[Token] = []
+        if add_special and self.add_bos and self.bos_id is not None:
+            out.append(Token(self.bos_id, piece(self.bos_id), 0, 0, True))
+        for start, end, token in parts:
+            if token is not None:
+                out.append(Token(token, piece(token), start, end, True))
+                continue
+            enc = next(encodings)
+            first = len(out)
+            # The hot loop of a long prompt: one Token per id, pieces cached.
+            out += [
+                Token(i, pieces[i] or piece(i), start + a, start + b, False)
+                for i, (a, b) in zip(enc.ids, enc.offsets, strict=True)
+            ]
+            if (
+                self._phantom_space
+                and len(out) > first
+                and self._token_bytes[out[first].id] == b" "
+            ):
+                # A lone leading "▁" is the space llama.cpp put in front: it covers no text.
+                out[first] = Token(out[first].id, out[first].piece, start, start, False)
+        n = len(text)
+        if add_special and self.add_eos and self.eos_id is not None:
+            out.append(Token(self.eos_id, self.piece(self.eos_id), n, n, True))
+        if add_special and self.add_sep and self.sep_id is not None:
+            out.append(Token(self.sep_id, self.piece(self.sep_id), n, n, True))
+        return out
+
+    def tokenize_hf(self, text: str, add_special: bool, parse_special: bool) -> list[Token]:
+        """HF's tokenization of `text` (tokenizer.json mode)."""
+        assert self.tokenizer is not None
+        with self._lock:  # `encode_special_tokens` is tokenizer-wide state
+            self.tokenizer.encode_special_tokens = not parse_special
+            enc = self.tokenizer.encode(text, add_special_tokens=add_special)
+        special = self.special_ids
+        piece = self.piece
+        return [
+            Token(i, piece(i), s, e, i in special)
+            for i, (s, e) in zip(enc.ids, enc.offsets, strict=True)
+        ]
+
+
+def tokenize(
+    tok: VocabTokenizer, text: str, *, add_special: bool = False, parse_special: bool = True
+) -> list[Token]:
+    """Tokenize `text` with `tok`; raise ValueError if its vocabulary is unsupported.
+
+    add_special: add BOS/EOS (BERT: [CLS]/[SEP]) as the vocabulary asks.
+    parse_special: match control tokens written in the text (user-defined tokens always match,
+    as in llama.cpp).
+    """
+    if not tok.support.supported or tok.tokenizer is None:
+        raise ValueError(f"unsupported vocabulary: {tok.support.reason}")
+    if _SURROGATE.search(text):
+        # Lone surrogates cannot become UTF-8, for llama.cpp or for `tokenizers`; one U+FFFD
+        # each keeps every offset where it was.
+        text = _SURROGATE.sub("\ufffd", text)
+    if tok.source == "gguf":
+        return tok.tokenize_gguf(text, add_special, parse_special)
+    return tok.tokenize_hf(text, add_special, parse_special)
+
+
+__all__ = ["Token", "TokenizerSupport", "VocabTokenizer", "tokenize"]
