@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import atexit
+from pathlib import Path
 from typing import Any
 
 from flask import Flask
 
 from app.config import load_settings, max_body_bytes, render_limits
 from app.render.pool import SandboxPool
+from app.sources.store import SourceStore
+
+
+def data_dir(app: Flask) -> Path:
+    """Where stored sources (and the default database) live."""
+    return Path(app.config["DATA_DIR"] or app.instance_path)
 
 
 def create_app(test_config: dict[str, Any] | None = None) -> Flask:
@@ -23,8 +30,13 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     app.extensions["sandbox_pool"] = pool
     atexit.register(pool.close)
 
-    from app.web import api, errors
+    app.extensions["source_store"] = SourceStore(
+        data_dir(app) / "sources", capacity=int(app.config["SOURCE_CACHE"])
+    )
+
+    from app.web import api, errors, sources
 
     app.register_blueprint(api.blueprint)
+    app.register_blueprint(sources.blueprint)
     errors.register(app)
     return app

@@ -35,6 +35,14 @@ SETTINGS = (
     Setting("OUTPUT_CHARS", 2_000_000, int, "Characters a render may write."),
     Setting("TEMPLATE_KB", 256, int, "Largest template source accepted (KiB)."),
     Setting("MAX_BODY_MB", 8, float, "Largest JSON request body (MiB); larger gets 413."),
+    Setting("UPLOAD_MB", 512, float, "Largest GGUF prefix or Hugging Face upload (MiB)."),
+    Setting(
+        "DATA_DIR",
+        "",
+        str,
+        "Folder for stored sources and the default database (empty: the instance folder).",
+    ),
+    Setting("SOURCE_CACHE", 8, int, "Parsed sources (with tokenizers) kept in memory per worker."),
     Setting("BIND", "127.0.0.1:8000", str, "Address gunicorn listens on."),
     Setting("WORKERS", 2, int, "gunicorn worker processes."),
     Setting(
@@ -73,3 +81,8 @@ def render_limits(config: Mapping[str, Any]) -> RenderLimits:
 def max_body_bytes(config: Mapping[str, Any]) -> int:
     """The JSON body cap in bytes."""
     return _megabytes(str(config["MAX_BODY_MB"]))
+
+
+def max_upload_bytes(config: Mapping[str, Any]) -> int:
+    """The cap on uploaded files (GGUF prefixes, Hugging Face files) in bytes."""
+    return _megabytes(str(config["UPLOAD_MB"]))

@@ -7,6 +7,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -22,9 +23,10 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="session")
-def app():
+def app(tmp_path_factory):
     """One application (and one sandbox pool) for the whole session."""
-    application = create_app({"TESTING": True})
+    data = tmp_path_factory.mktemp("data")
+    application = create_app({"TESTING": True, "DATA_DIR": str(data)})
     yield application
     application.extensions["sandbox_pool"].close()
 
@@ -65,6 +67,7 @@ class LiveServer:
 def start_gunicorn(extra_env: dict[str, str]) -> LiveServer:
     port = free_port()
     env = {**os.environ, "PLAYGROUND_BIND": f"127.0.0.1:{port}", **extra_env}
+    env.setdefault("PLAYGROUND_DATA_DIR", tempfile.mkdtemp(prefix="playground-"))
     process = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py"],
         cwd=REPO,

@@ -1,0 +1,152 @@
+"""Templates and special tokens from Hugging Face tokenizer files, read as transformers reads them.
+
+Accepted files: `tokenizer_config.json` (`chat_template` as a string or a list of
+`{name, template}`; special tokens as strings or AddedToken objects; `add_bos_token`,
+`add_eos_token`), `chat_template.jinja`, other `*.jinja` files (named templates, as in
+`additional_chat_templates/`), the legacy `chat_template.json`, and `tokenizer.json`.
+Template files take priority over the config's `chat_template`, as in transformers.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+from typing import Any
+
+#: Special-token attributes of a transformers tokenizer, as they appear in its config.
+SPECIAL_TOKEN_NAMES = (
+    "bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token",
+)  # fmt: skip
+
+#: Files this reader understands; anything else is refused by name.
+KNOWN_JSON_FILES = ("tokenizer_config.json", "chat_template.json", "tokenizer.json")
+
+
+@dataclass
+class HFFileError(Exception):
+    """A file that cannot be read, named. (Not frozen: Python sets `__traceback__`.)"""
+
+    file: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.file}: {self.message}"
+
+    def __reduce__(self) -> tuple:
+        return (type(self), (self.file, self.message))
+
+
+@dataclass
+class HFSource:
+    """What the uploaded files say: templates, special tokens, BOS/EOS flags, tokenizer.json."""
+
+    templates: dict[str, str] = field(default_factory=dict)
+    special_tokens: dict[str, str] = field(default_factory=dict)
+    add_bos_token: bool | None = None
+    add_eos_token: bool | None = None
+    tokenizer_json: str | None = None
+    tokenizer_config: dict[str, Any] = field(default_factory=dict)
+
+
+def _load_json(name: str, text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise HFFileError(
+            name, f"not valid JSON: {error.msg} (line {error.lineno}, column {error.colno})"
+        ) from None
+
+
+def _token_text(value: Any) -> str | None:
+    """A special token given as a string or as an AddedToken object (`{"content": ...}`)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Mapping) and isinstance(value.get("content"), str):
+        return value["content"]
+    return None
+
+
+def templates_from_config_value(name: str, value: Any) -> dict[str, str]:
+    """`chat_template` as a string, or a list of `{name, template}` (named templates)."""
+    if value is None:
+        return {}
+    if isinstance(value, str):
+        return {"default": value}
+    if isinstance(value, list):
+        templates = {}
+        for index, entry in enumerate(value):
+            if not (
+                isinstance(entry, Mapping)
+                and isinstance(entry.get("name"), str)
+                and isinstance(entry.get("template"), str)
+            ):
+                raise HFFileError(
+                    name, f"chat_template[{index}] must be an object with 'name' and 'template'"
+                )
+            templates[entry["name"]] = entry["template"]
+        return templates
+    raise HFFileError(name, "chat_template must be a string or a list of {name, template}")
+
+
+def _read_config(source: HFSource, text: str) -> dict[str, str]:
+    config = _load_json("tokenizer_config.json", text)
+    if not isinstance(config, dict):
+        raise HFFileError("tokenizer_config.json", "must hold a JSON object")
+    source.tokenizer_config = config
+    for name in SPECIAL_TOKEN_NAMES:
+        if (token := _token_text(config.get(name))) is not None:
+            source.special_tokens[name] = token
+    for flag in ("add_bos_token", "add_eos_token"):
+        if isinstance(config.get(flag), bool):
+            setattr(source, flag, config[flag])
+    return templates_from_config_value("tokenizer_config.json", config.get("chat_template"))
+
+
+def _read_legacy_json(text: str) -> dict[str, str]:
+    data = _load_json("chat_template.json", text)
+    if not isinstance(data, dict) or "chat_template" not in data:
+        raise HFFileError("chat_template.json", "must be an object with a 'chat_template' field")
+    return templates_from_config_value("chat_template.json", data["chat_template"])
+
+
+def _jinja_templates(files: Mapping[str, str]) -> dict[str, str]:
+    """`chat_template.jinja` is the default; any other `NAME.jinja` is the template NAME."""
+    templates = {}
+    for path, text in files.items():
+        name = PurePosixPath(path).name
+        if name == "chat_template.jinja":
+            templates["default"] = text
+        elif name.endswith(".jinja"):
+            templates[name.removesuffix(".jinja")] = text
+    return templates
+
+
+def read_hf_files(files: Mapping[str, str]) -> HFSource:
+    """Read uploaded files (path -> text); raises `HFFileError` naming the bad file."""
+    source = HFSource()
+    by_name = {PurePosixPath(path).name: text for path, text in files.items()}
+    unknown = [
+        path
+        for path in files
+        if PurePosixPath(path).name not in KNOWN_JSON_FILES and not path.endswith(".jinja")
+    ]
+    if unknown:
+        raise HFFileError(
+            unknown[0],
+            "not a file this reader knows: expected tokenizer_config.json, chat_template.jinja "
+            "(or another .jinja), chat_template.json or tokenizer.json",
+        )
+    templates: dict[str, str] = {}
+    if "tokenizer_config.json" in by_name:
+        templates = _read_config(source, by_name["tokenizer_config.json"])
+    if "chat_template.json" in by_name:
+        templates = _read_legacy_json(by_name["chat_template.json"]) or templates
+    templates = _jinja_templates(files) or templates
+    source.templates = templates
+    if "tokenizer.json" in by_name:
+        if not isinstance(_load_json("tokenizer.json", by_name["tokenizer.json"]), dict):
+            raise HFFileError("tokenizer.json", "must hold a JSON object")
+        source.tokenizer_json = by_name["tokenizer.json"]
+    return source

@@ -1,0 +1,213 @@
+"""Loading sources through the API: GGUF prefixes, Hugging Face files, tokenizing."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+import tokenizers
+import tokenizers.models
+import tokenizers.pre_tokenizers
+from transformers import PreTrainedTokenizerFast
+
+from app import create_app
+from tests.shared_data import VOCAB_DIR
+
+LLAMA_SPM = VOCAB_DIR / "ggml-vocab-llama-spm.gguf"
+
+
+def upload_growing(client, data: bytes, name: str, first: int = 4096) -> tuple[object, list[int]]:
+    """What the page does: send a prefix, grow it on 409 until the header fits."""
+    size, sent = first, []
+    while True:
+        sent.append(size)
+        response = client.post(f"/api/sources/gguf?name={name}", data=data[:size])
+        if response.status_code != 409:
+            return response, sent
+        need = response.json["error"]["need_bytes"]
+        assert need > size, "a 409 must ask for more than was sent"
+        size = min(max(need, 2 * size), len(data))
+
+
+def test_gguf_prefix_grows_until_the_header_is_read(client):
+    data = LLAMA_SPM.read_bytes()
+    response, sent = upload_growing(client, data, "llama.gguf")
+    assert response.status_code == 200
+    assert len(sent) > 1
+    body = response.json
+    assert body["special_tokens"]["bos_token"] == "<s>"
+    assert body["special_tokens"]["eos_token"] == "</s>"
+    assert body["add_bos_token"] is True
+    assert body["tokenizer"] == {
+        "model": "llama",
+        "pre": "default",
+        "vocab_size": 32000,
+        "supported": True,
+        "reason": None,
+    }
+    assert body["metadata"]["architecture"] == "llama"
+    assert body["header_bytes"] <= sent[-1]
+    assert len(body["id"]) == 64
+
+
+def test_same_header_same_id_whatever_follows(client):
+    data = LLAMA_SPM.read_bytes()
+    first = client.post("/api/sources/gguf", data=data).json
+    padded = client.post("/api/sources/gguf?name=copy.gguf", data=data + b"\0" * 1000).json
+    assert first["id"] == padded["id"]
+    assert padded["file_name"] == "copy.gguf"
+
+
+@pytest.mark.parametrize(
+    ("data", "offset", "words"),
+    [
+        (b"PK\x03\x04" + bytes(40), 0, "magic"),
+        (b"GGUF" + (1).to_bytes(4, "little") + bytes(16), 4, "version 1"),
+    ],
+)
+def test_malformed_gguf_is_422_with_offset(client, data, offset, words):
+    response = client.post("/api/sources/gguf", data=data)
+    assert response.status_code == 422
+    error = response.json["error"]
+    assert (error["type"], error["offset"]) == ("GGUFError", offset)
+    assert words in error["message"]
+
+
+def test_upload_over_the_cap_is_413(tmp_path):
+    app = create_app({"TESTING": True, "DATA_DIR": str(tmp_path), "UPLOAD_MB": 0.01})
+    response = app.test_client().post("/api/sources/gguf", data=bytes(20_000))
+    assert response.status_code == 413
+
+
+def test_tokenize_with_the_models_vocabulary(client):
+    source = client.post("/api/sources/gguf", data=LLAMA_SPM.read_bytes()).json["id"]
+    text = "<s>Hi there"
+    body = {"source": source, "text": text, "add_special": True}
+    response = client.post("/api/tokenize", json=body)
+    assert response.status_code == 200
+    tokens = response.json["tokens"]
+    assert response.json["count"] == len(tokens)
+    # The added BOS, then the literal "<s>" matched as the special token, then text.
+    assert [t["id"] for t in tokens[:2]] == [1, 1]
+    assert [t["special"] for t in tokens[:2]] == [True, True]
+    assert (tokens[1]["start"], tokens[1]["end"]) == (0, 3)
+    assert "".join(text[t["start"] : t["end"]] for t in tokens[1:]) == text
+    plain = client.post("/api/tokenize", json={**body, "parse_special": False}).json
+    assert 1 not in [t["id"] for t in plain["tokens"][1:]], "<s> must be plain text"
+
+
+def test_tokenize_errors(client):
+    assert client.post("/api/tokenize", json={"source": "0" * 64, "text": "x"}).status_code == 404
+    assert client.post("/api/tokenize", json={"source": "../etc", "text": "x"}).status_code == 404
+    response = client.post("/api/tokenize", json={"source": "0" * 64, "text": 3})
+    assert (response.status_code, response.json["error"]["field"]) == (400, "text")
+
+
+def test_another_process_rebuilds_a_source_from_storage(app, client):
+    source = client.post("/api/sources/gguf", data=LLAMA_SPM.read_bytes()).json["id"]
+    replica = create_app({"TESTING": True, "DATA_DIR": app.config["DATA_DIR"]})
+    response = replica.test_client().post("/api/tokenize", json={"source": source, "text": "Hi"})
+    assert response.status_code == 200
+    assert response.json["count"] >= 1
+
+
+# --- Hugging Face files, checked against what transformers loads from the same files ---
+
+
+def tokenizer_json() -> str:
+    vocab = {"<unk>": 0, "<s>": 1, "</s>": 2, "hello": 3, "world": 4}
+    tok = tokenizers.Tokenizer(tokenizers.models.WordLevel(vocab, unk_token="<unk>"))
+    tok.pre_tokenizer = tokenizers.pre_tokenizers.Whitespace()
+    return tok.to_str()
+
+
+CONFIGS = {
+    "string template, string tokens": {
+        "chat_template": "{{ bos_token }}{% for m in messages %}{{ m.content }}{% endfor %}",
+        "bos_token": "<s>",
+        "eos_token": "</s>",
+    },
+    "named templates, AddedToken objects": {
+        "chat_template": [
+            {"name": "default", "template": "D{{ messages[0].content }}"},
+            {"name": "tool_use", "template": "T{{ tools|length }}"},
+        ],
+        "bos_token": {"__type": "AddedToken", "content": "<s>", "special": True},
+        "eos_token": {"__type": "AddedToken", "content": "</s>", "lstrip": False},
+        "unk_token": "<unk>",
+    },
+}
+
+
+def hf_upload(client, files: dict[str, str]):
+    data = {f"f{i}": (io.BytesIO(t.encode()), n) for i, (n, t) in enumerate(files.items())}
+    return client.post("/api/sources/hf", data=data, content_type="multipart/form-data")
+
+
+def transformers_view(tmp_path, files: dict[str, str]) -> tuple[dict, dict]:
+    for name, text in files.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    tok = PreTrainedTokenizerFast.from_pretrained(tmp_path)
+    templates = tok.chat_template
+    templates = templates if isinstance(templates, dict) else {"default": templates}
+    return templates, dict(tok.special_tokens_map)
+
+
+@pytest.mark.parametrize("name", CONFIGS)
+def test_hf_files_read_as_transformers_reads_them(client, tmp_path, name):
+    files = {
+        "tokenizer_config.json": json.dumps(CONFIGS[name]),
+        "tokenizer.json": tokenizer_json(),
+    }
+    response = hf_upload(client, files)
+    assert response.status_code == 200
+    templates, special = transformers_view(tmp_path, files)
+    assert response.json["templates"] == templates
+    assert response.json["special_tokens"] == special
+    assert response.json["tokenizer"]["supported"] is True
+
+
+def test_chat_template_jinja_wins_over_the_config(client, tmp_path):
+    files = {
+        "tokenizer_config.json": json.dumps(CONFIGS["string template, string tokens"]),
+        "chat_template.jinja": "JINJA{{ messages|length }}",
+        "tokenizer.json": tokenizer_json(),
+    }
+    templates, _ = transformers_view(tmp_path, files)
+    assert (
+        hf_upload(client, files).json["templates"]
+        == templates
+        == {"default": files["chat_template.jinja"]}
+    )
+
+
+def test_legacy_chat_template_json(client):
+    files = {"chat_template.json": json.dumps({"chat_template": "LEGACY"})}
+    assert hf_upload(client, files).json["templates"] == {"default": "LEGACY"}
+
+
+def test_hf_tokenizer_json_tokenizes(client):
+    source = hf_upload(client, {"tokenizer.json": tokenizer_json()}).json["id"]
+    response = client.post("/api/tokenize", json={"source": source, "text": "hello world"})
+    assert [t["id"] for t in response.json["tokens"]] == [3, 4]
+
+
+@pytest.mark.parametrize(
+    ("files", "bad_file"),
+    [
+        ({"tokenizer_config.json": "{not json"}, "tokenizer_config.json"),
+        ({"chat_template.json": "[]"}, "chat_template.json"),
+        ({"tokenizer.json": "{"}, "tokenizer.json"),
+        (
+            {"tokenizer_config.json": json.dumps({"chat_template": [{"x": 1}]})},
+            "tokenizer_config.json",
+        ),
+        ({"model.safetensors": "x"}, "model.safetensors"),
+    ],
+)
+def test_broken_hf_files_are_422_naming_the_file(client, files, bad_file):
+    response = hf_upload(client, files)
+    assert response.status_code == 422
+    assert response.json["error"]["file"] == bad_file
+    assert bad_file in response.json["error"]["message"]
