@@ -1,0 +1,193 @@
+"""Cut a rendered prompt into display segments, and line tokens up with their text.
+
+`segment_prompt` finds, in one `split` by one compiled regex, the given special tokens, strings
+that look like a template's control markers, and runs of whitespace; everything else is plain
+text. `token_spans` gives each token the slice of the prompt it covers so that the spans,
+joined in order, are the prompt again.
+"""
+
+from __future__ import annotations
+
+import gc
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from functools import lru_cache, partial
+from itertools import accumulate, compress
+from typing import NamedTuple
+
+from app.tokens.vocab import Token
+
+#: Segment kinds besides "text" and "special", by the whitespace character they repeat.
+_WHITESPACE_KINDS = {"\n": "newline", " ": "space", "\t": "tab", "\r": "return"}
+
+# Control markers written by common templates, recognised even when no template is given.
+# Each shape is narrow on purpose: a name of word-like characters with no spaces and a bounded
+# length, so prose, JSON, code and HTML in message content (`<b>`, `<div class="x">`,
+# `a < b > c`, `[1]`, `[link](url)`) stay plain text.
+_BUILTIN_MARKERS = (
+    # <|im_start|>, <|start_header_id|>, <|eot_id|>, <|channel|>, <|START_OF_TURN_TOKEN|>:
+    # "<|" ... "|>" hardly occurs in prose or code.
+    r"<\|[^\s|<>]{1,48}\|>",
+    # DeepSeek's full-width bars: <｜User｜>, <｜begin▁of▁sentence｜>.
+    r"<｜[^\s｜<>]{1,48}｜>",
+    # <start_of_turn>, <tool_call>, </tool_call>: HTML tag names never contain "_".
+    r"</?[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+>",
+    # Bare names that are control tokens in practice, not HTML elements.
+    r"</?(?:s|think|tools|unk|pad|bos|eos|eot|mask|sep|cls)>",
+    # Mistral's [INST], [/INST], [SYSTEM_PROMPT], [TOOL_CALLS], [AVAILABLE_TOOLS]; BERT's [CLS]:
+    # upper case with "_", or a known name, so "[A]" or "[NOTE]" in content stay text.
+    r"\[/?[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\]",
+    r"\[/?(?:INST|IMG|THINK|CLS|SEP|MASK|PAD|UNK)\]",
+    # Llama 2's system block.
+    r"<</?SYS>>",
+)
+
+# Marker-looking strings in a template's own literal text. Looser than the built-in shapes
+# (any tag-like name), because a string the template itself writes is structure, not content;
+# still no spaces or attributes, and bracketed names need an upper-case letter, so that
+# template prose such as "[optional]" is not taken for a marker.
+_TEMPLATE_MARKER = re.compile(
+    r"<\|[^\s|<>]{1,48}\|>"
+    r"|<｜[^\s｜<>]{1,48}｜>"
+    r"|<</?[A-Za-z]{1,16}>>"
+    r"|</?[A-Za-z][\w.:-]{0,47}>"
+    r"|\[/?(?=[\w-]{0,47}[A-Z])[A-Za-z][\w-]{0,47}\]"
+)
+# Jinja tags; the text between them is the template's literal output.
+_JINJA_TAG = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}", re.DOTALL)
+# String literals inside tags: markers are often written as `{{ '<|im_start|>' + role }}`.
+_STRING_LITERAL = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"", re.DOTALL)
+
+
+class Segment(NamedTuple):
+    """A piece of the prompt: `kind` is "text", "special", "marker", "space", "tab",
+    "newline" or "return" (the last four: a run of one whitespace character).
+
+    A named tuple rather than a frozen dataclass: a 1 MB prompt has ~400k segments, and a
+    frozen dataclass's `__init__` alone would take longer than the whole pass should.
+    """
+
+    kind: str
+    text: str
+    start: int
+
+
+class TokenSpan(NamedTuple):
+    """A token and the text it covers; `colour` cycles 0..7 for CSS classes.
+
+    Byte tokens that spell one character share its span: the first carries the text, the
+    others "". Text no token covers (tokenizers that drop whitespace) is a span of its own
+    with `index`, `id` and `colour` -1.
+    """
+
+    index: int
+    id: int
+    piece: str
+    text: str
+    special: bool
+    colour: int
+
+
+def template_markers(template: str) -> list[str]:
+    """Marker-looking strings the template writes: in its literal text or string literals."""
+    found: set[str] = set()
+    pos = 0
+    for tag in _JINJA_TAG.finditer(template):
+        found.update(_TEMPLATE_MARKER.findall(template, pos, tag.start()))
+        for literal in _STRING_LITERAL.finditer(tag.group()):
+            found.update(_TEMPLATE_MARKER.findall(literal.group()[1:-1]))
+        pos = tag.end()
+    found.update(_TEMPLATE_MARKER.findall(template, pos))
+    return sorted(found)
+
+
+def _alternation(words: Iterable[str]) -> str:
+    # Longest first, because the regex engine takes the first alternative that matches.
+    return "|".join(re.escape(w) for w in sorted(set(words), key=lambda w: (-len(w), w)))
+
+
+@lru_cache(maxsize=64)
+def _pattern(specials: tuple[str, ...], markers: tuple[str, ...]) -> re.Pattern[str]:
+    """One capturing alternation for `re.split`; specials come first so they win over markers
+    (and over whitespace, for special tokens made of newlines)."""
+    alts = [_alternation(specials)] if specials else []
+    if markers:
+        alts.append(_alternation(markers))
+    alts += [*_BUILTIN_MARKERS, r"\n+| +|\t+|\r+"]
+    return re.compile(f"({'|'.join(alts)})")
+
+
+# `Segment._make` is a Python function; `tuple.__new__` builds the named tuple in C.
+_new_segment = partial(tuple.__new__, Segment)
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Hold off the cyclic GC while building many small objects (also a decorator).
+
+    Each collection would walk the growing result again, which costs ~40% of the time for
+    a long prompt (~60% for the diff views of a long one); what is built here and in
+    `app.analysis.diff` forms no reference cycle.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def segment_prompt(
+    prompt: str, special_tokens: Iterable[object] = (), template: str | None = None
+) -> list[Segment]:
+    """Cut `prompt` into segments; joined in order, their texts are `prompt`.
+
+    `special_tokens`: strings shown as "special" wherever they occur exactly (BOS/EOS values;
+    non-strings and "" are ignored, since the page passes user JSON). `template`: its
+    marker-looking literal strings are shown as "marker" too.
+    """
+    specials = frozenset(s for s in special_tokens if isinstance(s, str) and s)
+    markers = template_markers(template) if template else []
+    pattern = _pattern(tuple(sorted(specials)), tuple(m for m in markers if m not in specials))
+    with gc_paused():
+        # [text, match, text, match, ..., text]; then everything but the kinds of the matches
+        # is computed by C loops (accumulate, zip, compress, map): a 1 MB prompt has ~400k
+        # segments and a Python loop per segment would dominate.
+        pieces = pattern.split(prompt)
+        kinds = ["text"] * len(pieces)
+        # A match equal to a special token is one (the specials alternative comes first), and
+        # markers never start with whitespace, so the first character tells the rest apart.
+        kinds[1::2] = [
+            "special" if m in specials else _WHITESPACE_KINDS.get(m[0], "marker")
+            for m in pieces[1::2]
+        ]
+        starts = accumulate(map(len, pieces), initial=0)  # one longer than `pieces`
+        # `compress` drops the empty texts between adjacent matches.
+        return list(map(_new_segment, compress(zip(kinds, pieces, starts, strict=False), pieces)))
+
+
+def token_spans(text: str, tokens: Sequence[Token]) -> list[TokenSpan]:
+    """Each token with the slice of `text` it covers; joined in order, the slices are `text`.
+
+    Tokens come in text order with `Token.start`/`end` offsets. A token whose span starts
+    before the end of the previous one (byte tokens of one character, or offsets that overlap)
+    gets only the part not yet covered, so no character is shown twice.
+    """
+    out: list[TokenSpan] = []
+    append = out.append
+    pos, n = 0, len(text)
+    with gc_paused():
+        for index, tok in enumerate(tokens):
+            start, end = min(tok.start, n), min(tok.end, n)
+            if start > pos:  # nothing covers text[pos:start]: keep it visible, uncoloured
+                append(TokenSpan(-1, -1, "", text[pos:start], False, -1))
+                pos = start
+            covered = ""
+            if end > pos:
+                covered, pos = text[pos:end], end
+            append(TokenSpan(index, tok.id, tok.piece, covered, tok.special, index % 8))
+        if pos < n:
+            append(TokenSpan(-1, -1, "", text[pos:], False, -1))
+    return out

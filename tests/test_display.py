@@ -1,0 +1,288 @@
+"""app.display.prompt: prompt segments (specials, markers, whitespace) and token spans."""
+
+from __future__ import annotations
+
+from functools import cache
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers
+
+from app.display.prompt import Segment, TokenSpan, segment_prompt, template_markers, token_spans
+from app.tokens.vocab import Token, VocabTokenizer, tokenize
+
+WHITESPACE_KINDS = {"space": " ", "tab": "\t", "newline": "\n", "return": "\r"}
+
+
+def markers(prompt: str, *args: object) -> list[str]:
+    return [s.text for s in segment_prompt(prompt, *args) if s.kind == "marker"]
+
+
+def check_segments(prompt: str, segments: list[Segment], specials: set[str]) -> None:
+    """The invariants every segmentation keeps."""
+    assert "".join(s.text for s in segments) == prompt
+    pos = 0
+    for k, seg in enumerate(segments):
+        assert seg.start == pos and seg.text, (k, seg)
+        pos += len(seg.text)
+        if seg.kind in WHITESPACE_KINDS:
+            assert set(seg.text) == {WHITESPACE_KINDS[seg.kind]}
+            if k:  # runs are maximal
+                assert segments[k - 1].kind != seg.kind
+        elif seg.kind == "text":
+            assert not set(seg.text) & set(" \t\n\r")
+            assert k == 0 or segments[k - 1].kind != "text"
+        elif seg.kind == "special":
+            assert seg.text in specials
+        else:
+            assert seg.kind == "marker"
+
+
+CHATML = (
+    "<|im_start|>system\nBe brief.<|im_end|>\n"
+    "<|im_start|>user\nHi\tthere  !<|im_end|>\n"
+    "<|im_start|>assistant\n"
+)
+
+
+def test_chatml_exact_segments() -> None:
+    assert segment_prompt(CHATML) == [
+        Segment("marker", "<|im_start|>", 0),
+        Segment("text", "system", 12),
+        Segment("newline", "\n", 18),
+        Segment("text", "Be", 19),
+        Segment("space", " ", 21),
+        Segment("text", "brief.", 22),
+        Segment("marker", "<|im_end|>", 28),
+        Segment("newline", "\n", 38),
+        Segment("marker", "<|im_start|>", 39),
+        Segment("text", "user", 51),
+        Segment("newline", "\n", 55),
+        Segment("text", "Hi", 56),
+        Segment("tab", "\t", 58),
+        Segment("text", "there", 59),
+        Segment("space", "  ", 64),
+        Segment("text", "!", 66),
+        Segment("marker", "<|im_end|>", 67),
+        Segment("newline", "\n", 77),
+        Segment("marker", "<|im_start|>", 78),
+        Segment("text", "assistant", 90),
+        Segment("newline", "\n", 99),
+    ]
+
+
+def test_chatml_with_the_eos_special() -> None:
+    segments = segment_prompt(CHATML, ["<|im_end|>"])
+    check_segments(CHATML, segments, {"<|im_end|>"})
+    assert [s.kind for s in segments if s.text == "<|im_end|>"] == ["special", "special"]
+    assert [s.kind for s in segments if s.text == "<|im_start|>"] == ["marker"] * 3
+
+
+@pytest.mark.parametrize(
+    ("prompt", "expected"),
+    [
+        (  # Llama 3
+            "<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|>"
+            "<|start_header_id|>assistant<|end_header_id|>\n\n",
+            ["<|begin_of_text|>", "<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>",
+             "<|start_header_id|>", "<|end_header_id|>"],
+        ),
+        (  # Mistral with tools
+            "<s>[SYSTEM_PROMPT]Be nice.[/SYSTEM_PROMPT][AVAILABLE_TOOLS][{}][/AVAILABLE_TOOLS]"
+            "[INST]Hi[/INST][TOOL_CALLS][{\"name\": \"f\"}]</s>",
+            ["<s>", "[SYSTEM_PROMPT]", "[/SYSTEM_PROMPT]", "[AVAILABLE_TOOLS]",
+             "[/AVAILABLE_TOOLS]", "[INST]", "[/INST]", "[TOOL_CALLS]", "</s>"],
+        ),
+        (  # Llama 2
+            "<s>[INST] <<SYS>>\nsys\n<</SYS>>\n\nHi [/INST]",
+            ["<s>", "[INST]", "<<SYS>>", "<</SYS>>", "[/INST]"],
+        ),
+        (  # DeepSeek R1: full-width bars, "▁" in names
+            "<｜begin▁of▁sentence｜>Be nice.<｜User｜>Hi<｜Assistant｜>"
+            "<think>\nhm\n</think>\n\nHello<｜end▁of▁sentence｜>",
+            ["<｜begin▁of▁sentence｜>", "<｜User｜>", "<｜Assistant｜>", "<think>", "</think>",
+             "<｜end▁of▁sentence｜>"],
+        ),
+        (  # Gemma
+            "<bos><start_of_turn>user\nHi<end_of_turn>\n<start_of_turn>model\n",
+            ["<bos>", "<start_of_turn>", "<end_of_turn>", "<start_of_turn>"],
+        ),
+        (  # Qwen / Hermes tool calls
+            "<tools>\n[]\n</tools><tool_call>\n{\"name\": \"f\"}\n</tool_call>",
+            ["<tools>", "</tools>", "<tool_call>", "</tool_call>"],
+        ),
+        (  # gpt-oss
+            "<|start|>assistant<|channel|>analysis<|message|>Think.<|end|>",
+            ["<|start|>", "<|channel|>", "<|message|>", "<|end|>"],
+        ),
+    ],
+)  # fmt: skip
+def test_markers_of_real_templates(prompt: str, expected: list[str]) -> None:
+    check_segments(prompt, segment_prompt(prompt), set())
+    assert markers(prompt) == expected
+
+
+def test_content_that_only_looks_like_markup_is_text() -> None:
+    prompt = (
+        'Use <b>bold</b> <div class="x"> <br/> <my-tag> a < b > c, x<|y |> z <| |>, see [1], '
+        "[link](http://x), [NOTE], [A], [Inst], <<not sys>>, <thinking> and {{ '<|x' }}"
+    )
+    assert markers(prompt) == []
+    assert {s.kind for s in segment_prompt(prompt)} == {"text", "space"}
+
+
+def test_specials_win_over_markers_and_whitespace() -> None:
+    prompt = "<s>[INST] hi [/INST]</s>\n\n\n<|im_start|>user"
+    specials = ["<s>", "</s>", "\n\n", "<|im_start|>user"]
+    segments = segment_prompt(prompt, specials)
+    check_segments(prompt, segments, set(specials))
+    assert [(s.kind, s.text) for s in segments] == [
+        ("special", "<s>"),
+        ("marker", "[INST]"),
+        ("space", " "),
+        ("text", "hi"),
+        ("space", " "),
+        ("marker", "[/INST]"),
+        ("special", "</s>"),
+        ("special", "\n\n"),
+        ("newline", "\n"),
+        ("special", "<|im_start|>user"),  # longer than the marker it starts with
+    ]
+
+
+def test_longest_special_first_and_junk_ignored() -> None:
+    segments = segment_prompt("<|im_end|>\nx", ["<|im_end|>", "<|im_end|>\n", "", None, 7])
+    assert [(s.kind, s.text) for s in segments] == [("special", "<|im_end|>\n"), ("text", "x")]
+
+
+GLM_TEMPLATE = (
+    "[gMASK]<sop>{% for m in messages %}{{ '<|' + m['role'] + '|>' }}\n{{ m['content'] }}"
+    "{% endfor %}{# <|comment|> #}{% if a<b and c>d %}{% endif %}"
+    '{{ "<|assistant|>" if add_generation_prompt }}'
+)
+
+
+def test_template_markers_come_from_literal_text_and_strings() -> None:
+    # `a<b and c>d` is code and the comment is not output: neither gives a marker.
+    assert template_markers(GLM_TEMPLATE) == ["<sop>", "<|assistant|>", "[gMASK]"]
+    assert template_markers("{% if x %}[optional] <b>{{ 'Note: [TODO]' }}{% endif %}") == [
+        "<b>",
+        "[TODO]",
+    ]
+
+
+def test_template_markers_are_shown() -> None:
+    prompt = "[gMASK]<sop><|user|>\nHi<|assistant|>"
+    assert markers(prompt) == ["<|user|>", "<|assistant|>"]
+    assert markers(prompt, (), GLM_TEMPLATE) == ["[gMASK]", "<sop>", "<|user|>", "<|assistant|>"]
+    # A special token that is also a template marker stays special.
+    segments = segment_prompt(prompt, ["<sop>"], GLM_TEMPLATE)
+    assert [s.kind for s in segments if s.text == "<sop>"] == ["special"]
+
+
+PIECES = ["<|im_start|>", "<|", "|>", "<", ">", "[INST]", "[", "]", "/", "<｜User｜>", "｜",
+          "<<SYS>>", "<s>", "</s>", "_", "\n", "\r\n", "\t", " ", "  ", "😀", "é", "a",
+          "b c"]  # fmt: skip
+SPECIALS = ["<s>", "</s>", "<|im_end|>", "\n\n", "[INST]", "😀", "<|", "a"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    prompt=st.lists(st.sampled_from(PIECES) | st.text(max_size=4), max_size=30).map("".join),
+    specials=st.lists(st.sampled_from(SPECIALS), max_size=3),
+    template=st.sampled_from([None, GLM_TEMPLATE, "{{ '<|im_start|>' }}[X_Y]<a>"]),
+)
+def test_segments_rebuild_any_prompt(prompt: str, specials: list[str], template: str) -> None:
+    segments = segment_prompt(prompt, specials, template)
+    check_segments(prompt, segments, set(specials))
+    for seg in segments:  # a marker is a marker on its own too
+        if seg.kind == "marker":
+            assert segment_prompt(seg.text, (), template) == [Segment("marker", seg.text, 0)]
+
+
+def test_a_long_prompt_in_one_pass() -> None:
+    turn = "<|im_start|>user\nSome words, then\ta\ttab and 😀 emoji.<|im_end|>\n"
+    prompt = turn * 20_000  # ~1.2 MB
+    segments = segment_prompt(prompt, ["<|im_end|>"])
+    check_segments(prompt, segments, {"<|im_end|>"})
+    kinds = [s.kind for s in segments]
+    assert kinds.count("special") == kinds.count("marker") == 20_000
+
+
+# Token spans. The first three cases are what llama-spm, gpt-2 and bert-bge vocabularies give.
+
+
+def test_byte_tokens_share_one_character() -> None:
+    text = "Hi 😀 é"
+    tokens = [
+        Token(1, "<s>", 0, 0, True),
+        Token(6324, " Hi", 0, 2, False),
+        Token(29871, " ", 2, 3, False),
+        Token(243, "<0xF0>", 3, 4, False),
+        Token(162, "<0x9F>", 3, 4, False),
+        Token(155, "<0x98>", 3, 4, False),
+        Token(131, "<0x80>", 3, 4, False),
+        Token(904, " é", 4, 6, False),
+        Token(2, "</s>", 6, 6, True),
+    ]
+    texts = ["", "Hi", " ", "😀", "", "", "", " é", ""]
+    assert token_spans(text, tokens) == [
+        TokenSpan(k, t.id, t.piece, texts[k], t.special, k % 8) for k, t in enumerate(tokens)
+    ]
+
+
+def test_overlapping_offsets_show_each_character_once() -> None:
+    tokens = [Token(30325, " <0xF0><0x9F><0x98>", 0, 2, False), Token(222, "<0x80>", 1, 2, False)]
+    assert [s.text for s in token_spans(" 😀", tokens)] == [" 😀", ""]
+    # A span reaching past the previous one gets only the part not shown yet.
+    tokens = [Token(1, "ab", 0, 2, False), Token(2, "bc", 1, 3, False)]
+    assert [s.text for s in token_spans("abc", tokens)] == ["ab", "c"]
+
+
+def test_text_no_token_covers_gets_its_own_span() -> None:
+    text = "hi  there "
+    tokens = [Token(7632, " hi", 0, 2, False), Token(2045, " there", 4, 9, False)]
+    assert token_spans(text, tokens) == [
+        TokenSpan(0, 7632, " hi", "hi", False, 0),
+        TokenSpan(-1, -1, "", "  ", False, -1),
+        TokenSpan(1, 2045, " there", "there", False, 1),
+        TokenSpan(-1, -1, "", " ", False, -1),
+    ]
+
+
+@cache
+def byte_fallback_tokenizer() -> VocabTokenizer:
+    """A tiny SentencePiece-like BPE with byte fallback, through the real `tokenize`."""
+    vocab = {"<unk>": 0, "<s>": 1, "</s>": 2} | {f"<0x{b:02X}>": 3 + b for b in range(256)}
+    merges = [("▁", "H"), ("▁H", "i"), ("▁", "t"), ("▁t", "o"), ("▁", "é")]
+    for a, b in merges:
+        for piece in (a, b, a + b):
+            vocab.setdefault(piece, len(vocab))
+    tok = Tokenizer(models.BPE(vocab, merges, byte_fallback=True, unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="first")
+    tok.decoder = decoders.ByteFallback()
+    tok.add_special_tokens([AddedToken("<s>", special=True), AddedToken("</s>", special=True)])
+    return VocabTokenizer.from_tokenizer_json(tok.to_str())
+
+
+def test_real_tokens_of_an_emoji() -> None:
+    text = "<s>Hi 😀 to é𝄞</s>"
+    tokens = tokenize(byte_fallback_tokenizer(), text)
+    spans = token_spans(text, tokens)
+    assert "".join(s.text for s in spans) == text
+    emoji = [s for s in spans if s.piece in ("<0xF0>", "<0x9F>", "<0x98>", "<0x80>")]
+    assert [s.text for s in emoji[:4]] == ["😀", "", "", ""]
+    assert [(s.text, s.special) for s in spans if s.special] == [("<s>", True), ("</s>", True)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=st.sampled_from("Hito é😀𝄞\n\t<s>/"), max_size=40) | st.text(max_size=20))
+def test_token_spans_rebuild_the_text(text: str) -> None:
+    tokens = tokenize(byte_fallback_tokenizer(), text)
+    spans = token_spans(text, tokens)
+    assert "".join(s.text for s in spans) == text
+    own = [s for s in spans if s.index >= 0]
+    assert [s.index for s in own] == list(range(len(tokens)))
+    assert [(s.id, s.piece, s.special) for s in own] == [(t.id, t.piece, t.special) for t in tokens]
+    assert all(s.colour == s.index % 8 for s in own)
