@@ -1,0 +1,81 @@
+"""Share links over HTTP: `POST /api/shares` and `GET /s/<id>.json`.
+
+The page itself (`GET /s/<id>`) lives in `page.py` and reads a share with `load_share`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint, current_app, request
+
+from app.display.state import state_from_form
+from app.shares.state import ShareTooLarge, canonical_json, check_size, normalise_state
+from app.shares.state import share_id as content_id
+from app.shares.store import ShareStore
+from app.web.api import json_body
+from app.web.errors import error_body
+
+blueprint = Blueprint("shares", __name__)
+
+#: Shares never change, so a client or proxy may keep one as long as it likes.
+IMMUTABLE = "public, max-age=31536000, immutable"
+
+
+def share_store() -> ShareStore:
+    """The shares of this application."""
+    return current_app.extensions["share_store"]
+
+
+def share_max_bytes() -> int:
+    """The cap on a share's canonical JSON, in bytes."""
+    return int(current_app.config["SHARE_MAX_KB"]) * 1024
+
+
+def load_share(share_id: str) -> dict[str, Any] | None:
+    """The stored state of a share, or None for an unknown or malformed id."""
+    return share_store().get(share_id)
+
+
+@blueprint.post("/api/shares")
+def create_share() -> tuple[dict, int]:
+    """Store a state: 201 when new, 200 when the same state was already shared."""
+    return store_share(json_body())
+
+
+@blueprint.post("/fragments/share")
+def share_form() -> tuple[dict, int]:
+    """The page's Share button: the posted form, stored as a share."""
+    state, problems = state_from_form(request.form)
+    if problems:
+        field, message = next(iter(problems.items()))
+        return error_body("BadRequest", f"{field}: {message}", field=field), 400
+    return store_share(state)
+
+
+def store_share(body: Any) -> tuple[dict, int]:
+    """Validate, size-check and store a state; the answer of both share endpoints."""
+    state = normalise_state(body)
+    canonical = canonical_json(state)
+    try:
+        check_size(canonical, share_max_bytes())
+    except ShareTooLarge as error:
+        body = error_body(
+            "PayloadTooLarge", str(error), max_bytes=error.max_bytes, size_bytes=error.size_bytes
+        )
+        return body, 413
+    store = share_store()
+    # Racing creators of the same new state may both get 201; either way the one stored
+    # state is the same, so only the status differs.
+    existed = store.exists(content_id(canonical))
+    new_id = store.put(state)
+    return {"id": new_id, "url": f"/s/{new_id}"}, 200 if existed else 201
+
+
+@blueprint.get("/s/<share_id>.json")
+def show_share(share_id: str) -> tuple[dict, int, dict[str, str]] | tuple[dict, int]:
+    """A share's stored state as JSON; 404 for an unknown or malformed id."""
+    state = load_share(share_id)
+    if state is None:
+        return error_body("NotFound", f"No share with id {share_id!r}."), 404
+    return state, 200, {"Cache-Control": IMMUTABLE}
