@@ -10,6 +10,8 @@ from flask import Flask
 
 from app.config import load_settings, max_body_bytes, render_limits
 from app.render.pool import SandboxPool
+from app.shares.store import ShareStore
+from app.sources.library import DEFAULT_LIBRARY, Library
 from app.sources.store import SourceStore
 
 
@@ -34,9 +36,19 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
         data_dir(app) / "sources", capacity=int(app.config["SOURCE_CACHE"])
     )
 
-    from app.web import api, errors, sources
+    library_dir = app.config["LIBRARY_DIR"]
+    app.extensions["library"] = Library(Path(library_dir) if library_dir else DEFAULT_LIBRARY)
+
+    # Validates PLAYGROUND_DATABASE_URL now (a bad one fails start-up); opens nothing yet.
+    app.extensions["share_store"] = ShareStore.from_url(app.config["DATABASE_URL"], data_dir(app))
+
+    from app.web import api, errors, library, page, shares, sources
 
     app.register_blueprint(api.blueprint)
     app.register_blueprint(sources.blueprint)
+    app.register_blueprint(library.blueprint)
+    app.register_blueprint(shares.blueprint)
+    app.register_blueprint(page.blueprint)
     errors.register(app)
+    page.register_security_headers(app)
     return app

@@ -42,6 +42,17 @@ SETTINGS = (
         str,
         "Folder for stored sources and the default database (empty: the instance folder).",
     ),
+    Setting("LIBRARY_DIR", "", str, "Folder of the template library (empty: templates_lib/)."),
+    Setting(
+        "DATABASE_URL",
+        "",
+        str,
+        "Where shares are stored: sqlite:///relative.db or sqlite:////absolute.db"
+        " (empty: playground.db in the data folder).",
+    ),
+    Setting(
+        "SHARE_MAX_KB", 2048, int, "Largest shared state (KiB of canonical JSON); larger gets 413."
+    ),
     Setting("SOURCE_CACHE", 8, int, "Parsed sources (with tokenizers) kept in memory per worker."),
     Setting("BIND", "127.0.0.1:8000", str, "Address gunicorn listens on."),
     Setting("WORKERS", 2, int, "gunicorn worker processes."),

@@ -1,0 +1,165 @@
+"""Everything the output views show for one state: prompt, tokens, diff and command.
+
+This is the page's data flow in one place (state -> sandboxed render -> prompt -> tokens
+-> views), kept free of Flask so tests can call it directly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.analysis.commands import llama_server_file_command
+from app.analysis.diff import char_opcodes, diff_stats, side_by_side, token_opcodes, unified
+from app.display.prompt import Segment, TokenSpan, segment_prompt, token_spans
+from app.display.state import render_body
+from app.render.chat import Rendered
+from app.render.pool import SandboxPool
+from app.render.problems import TemplateProblem
+from app.render.request import RequestError, parse_render_request
+from app.sources.source import Source
+from app.sources.store import SourceStore
+from app.tokens.vocab import Token, tokenize
+
+
+@dataclass
+class Problem:
+    """Why a view has nothing to show: a template error, or an input that cannot be read."""
+
+    kind: str
+    message: str
+    line: int | None = None
+    field: str | None = None
+    limit: str | None = None
+
+
+@dataclass
+class Rendering:
+    """One template's prompt (or problem), segmented for display."""
+
+    prompt: str | None = None
+    problem: Problem | None = None
+    segments: list[Segment] = field(default_factory=list)
+    generation_spans: list[tuple[int, int]] = field(default_factory=list)
+    tokens: list[Token] | None = None
+
+
+@dataclass
+class Comparison:
+    """The diff of the main prompt against the compare template's prompt."""
+
+    right: Rendering
+    unified: list[Any] = field(default_factory=list)
+    side_by_side: list[Any] = field(default_factory=list)
+    stats: dict[str, int] = field(default_factory=dict)
+    token_rows: list[tuple[str, list[Token]]] | None = None
+
+
+@dataclass
+class Outputs:
+    """What the page shows beside the editors."""
+
+    main: Rendering
+    source: Source | None
+    token_spans: list[TokenSpan] | None
+    tokens_note: str | None
+    comparison: Comparison | None
+    command: str
+    now: str | None
+
+
+def _render(pool: SandboxPool, body: dict[str, Any]) -> tuple[Rendered | None, Problem | None]:
+    try:
+        request = parse_render_request(body)
+    except RequestError as error:
+        return None, Problem("BadRequest", error.message, field=error.field)
+    try:
+        return pool.render(request), None
+    except TemplateProblem as problem:
+        return None, Problem(problem.type, problem.message, problem.line, limit=problem.limit)
+
+
+def _tokens(source: Source | None, text: str) -> tuple[list[Token] | None, str | None]:
+    """Tokens from the source's own vocabulary, or why there are none."""
+    if source is None:
+        return None, "No vocabulary is loaded: upload a GGUF file or a tokenizer.json."
+    tok = source.tokenizer
+    if tok is None:
+        return None, "This source has no vocabulary: upload a GGUF file or a tokenizer.json."
+    if not tok.support.supported:
+        return None, f"This vocabulary cannot be reproduced exactly: {tok.support.reason}."
+    return tokenize(tok, text, add_special=False, parse_special=True), None
+
+
+def rendering(pool: SandboxPool, body: dict[str, Any], source: Source | None) -> Rendering:
+    """Render one template and segment its prompt."""
+    rendered, problem = _render(pool, body)
+    if rendered is None:
+        return Rendering(problem=problem)
+    specials = (body.get("special_tokens") or {}).values()
+    return Rendering(
+        prompt=rendered.prompt,
+        segments=segment_prompt(rendered.prompt, specials, body.get("template")),
+        generation_spans=rendered.generation_spans,
+    )
+
+
+def _token_rows(left: list[Token], right: list[Token]) -> list[tuple[str, list[Token]]]:
+    rows: list[tuple[str, list[Token]]] = []
+    left_ids, right_ids = [t.id for t in left], [t.id for t in right]
+    for tag, i1, i2, j1, j2 in token_opcodes(left_ids, right_ids):
+        if tag == "equal":
+            rows.append(("equal", left[i1:i2]))
+            continue
+        if i2 > i1:
+            rows.append(("delete", left[i1:i2]))
+        if j2 > j1:
+            rows.append(("insert", right[j1:j2]))
+    return rows
+
+
+def compare(
+    pool: SandboxPool, state: dict[str, Any], main: Rendering, source: Source | None
+) -> Comparison | None:
+    """Diff the main prompt against the compare template's, when there is one."""
+    if not state.get("compare_template") or main.prompt is None:
+        return None
+    right = rendering(pool, render_body(state, "compare_template"), source)
+    if right.prompt is None:
+        return Comparison(right=right)
+    opcodes = char_opcodes(main.prompt, right.prompt)
+    comparison = Comparison(
+        right=right,
+        unified=unified(main.prompt, right.prompt, opcodes),
+        side_by_side=side_by_side(main.prompt, right.prompt, opcodes),
+        stats=diff_stats(opcodes),
+    )
+    if main.tokens is not None:
+        right.tokens, _ = _tokens(source, right.prompt)
+        if right.tokens is not None:
+            comparison.token_rows = _token_rows(main.tokens, right.tokens)
+    return comparison
+
+
+def build_outputs(
+    state: dict[str, Any], pool: SandboxPool, store: SourceStore, model_name: str | None = None
+) -> Outputs:
+    """Render the state and derive every view from the prompt."""
+    source_ref = state.get("source") or {}
+    source = store.get(source_ref["id"]) if source_ref.get("id") else None
+    main = rendering(pool, render_body(state), source)
+    spans, note = None, None
+    if main.prompt is not None:
+        main.tokens, note = _tokens(source, main.prompt)
+        if main.tokens is not None:
+            spans = token_spans(main.prompt, main.tokens)
+    file_name = source_ref.get("file_name") or model_name
+    return Outputs(
+        main=main,
+        source=source,
+        token_spans=spans,
+        tokens_note=note,
+        comparison=compare(pool, state, main, source),
+        command=llama_server_file_command(file_name or "MODEL.gguf", "template.jinja"),
+        now=state.get("now"),
+    )

@@ -1,0 +1,94 @@
+"""The playground page: a plain form, with htmx fragments for live updates."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint, Response, abort, render_template, request
+
+from app.display.outputs import build_outputs
+from app.display.state import default_state, form_values, state_from_form
+from app.web.api import sandbox_pool
+from app.web.library import library
+from app.web.shares import load_share
+from app.web.sources import source_store
+
+blueprint = Blueprint("page", __name__)
+
+#: The library template the page opens with.
+DEFAULT_TEMPLATE = "chatml"
+
+
+def page_context(state: dict[str, Any], problems: dict[str, str] | None = None) -> dict:
+    """What page.html and its fragments need for one state."""
+    outputs = build_outputs(state, sandbox_pool(), source_store())
+    return {
+        "state": state,
+        "form": form_values(state),
+        "field_problems": problems or {},
+        "outputs": outputs,
+        "library": library().entries,
+        "seq": request.values.get("seq", "0"),
+    }
+
+
+@blueprint.get("/")
+def index() -> str:
+    """A first visit: the ChatML template and a short conversation."""
+    template = library().template(DEFAULT_TEMPLATE) or ""
+    return render_template("page.html", **page_context(default_state(template)))
+
+
+@blueprint.post("/")
+def submit() -> str:
+    """The form posted without JavaScript: the whole page, rendered for that state."""
+    state, problems = state_from_form(request.form)
+    if request.form.get("action") == "load_library":
+        chosen = library().template(request.form.get("library", ""))
+        if chosen is not None:
+            state["template"] = chosen
+    return render_template("page.html", **page_context(state, problems))
+
+
+@blueprint.post("/fragments/output")
+def output_fragment() -> str:
+    """The output views for the posted form (htmx swaps them in while the user types)."""
+    state, problems = state_from_form(request.form)
+    return render_template("_output.html", fragment=True, **page_context(state, problems))
+
+
+@blueprint.get("/s/<share_id>")
+def shared(share_id: str) -> tuple[str, int]:
+    """A share link: the page with that exact state already rendered."""
+    state = load_share(share_id)
+    if state is None:
+        return render_template("not_found.html", share_id=share_id), 404
+    return render_template("page.html", **page_context(state)), 200
+
+
+@blueprint.post("/download/template.jinja")
+def download_template() -> Response:
+    """The editor's template as a file, for `--chat-template-file`."""
+    template = request.form.get("template")
+    if template is None:
+        abort(400)
+    return Response(
+        template,
+        mimetype="text/plain; charset=utf-8",
+        headers={"Content-Disposition": 'attachment; filename="template.jinja"'},
+    )
+
+
+def register_security_headers(app: Any) -> None:
+    """CSP with no inline scripts, no framing, no MIME sniffing, on every response."""
+
+    @app.after_request
+    def headers(response: Response) -> Response:
+        response.headers.setdefault(
+            "Content-Security-Policy",
+            "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+            "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+        )
+        response.headers.setdefault("X-Content-Type-Options", "nosniff")
+        response.headers.setdefault("Referrer-Policy", "same-origin")
+        return response

@@ -1,0 +1,103 @@
+"""The page without a browser: plain form posts, fragments, share links, headers."""
+
+from __future__ import annotations
+
+import json
+import re
+
+HELLO = [{"role": "user", "content": "Hello!"}]
+XSS = '<img src=x onerror="alert(1)"></textarea><script>alert(2)</script>'
+
+
+def form(**fields: object) -> dict[str, str]:
+    values = {"template": "{{ messages[0].content }}", "messages": json.dumps(HELLO)}
+    for name, value in fields.items():
+        values[name] = value if isinstance(value, str) else json.dumps(value)
+    return values
+
+
+def test_first_visit_shows_chatml_and_its_prompt(client):
+    response = client.get("/")
+    assert response.status_code == 200
+    html = response.get_data(as_text=True)
+    assert "&lt;|im_start|&gt;" in html
+    assert 'id="prompt"' in html and "What is the capital of France?" in html
+
+
+def test_security_headers_on_every_page(client):
+    headers = client.get("/").headers
+    csp = headers["Content-Security-Policy"]
+    assert "script-src 'self'" in csp and "frame-ancestors 'none'" in csp
+    assert "unsafe-inline" not in csp
+    assert headers["X-Content-Type-Options"] == "nosniff"
+    assert client.post("/api/render", json={}).headers["X-Content-Type-Options"] == "nosniff"
+
+
+def test_page_has_no_inline_script_or_style(client):
+    html = client.get("/").get_data(as_text=True)
+    inline_scripts = re.findall(r"<script(?![^>]*\bsrc=)(?![^>]*application/json)[^>]*>", html)
+    assert inline_scripts == []
+    assert " style=" not in html and "<style" not in html
+
+
+def test_plain_form_post_renders_the_whole_page(client):
+    response = client.post("/", data=form(template="[{{ messages[0].content }}]"))
+    html = response.get_data(as_text=True)
+    assert response.status_code == 200
+    assert "[Hello!]" in html and "<form" in html
+
+
+def test_plain_form_post_can_load_a_library_template(client):
+    data = form(action="load_library", library="chatml")
+    html = client.post("/", data=data).get_data(as_text=True)
+    assert "&lt;|im_start|&gt;user" in html
+
+
+def test_fragment_reports_template_error_line(client):
+    response = client.post("/fragments/output", data=form(template="a\nb\n{% if %}", seq="7"))
+    html = response.get_data(as_text=True)
+    assert 'data-error-line="3"' in html and 'data-seq="7"' in html
+    assert "TemplateSyntaxError" in html
+
+
+def test_fragment_reports_unreadable_json_fields(client):
+    html = client.post("/fragments/output", data=form(messages="[{")).get_data(as_text=True)
+    assert "messages" in html and "not valid JSON" in html
+
+
+def test_user_input_is_shown_as_text(client):
+    data = form(
+        template=XSS + "{{ messages[0].content }}", messages=[{"role": "user", "content": XSS}]
+    )
+    html = client.post("/fragments/output", data=data).get_data(as_text=True)
+    assert "<script>" not in html and "<img" not in html
+    assert "&lt;script&gt;alert(2)&lt;/script&gt;" in html
+
+
+def test_share_link_reopens_the_same_state(client):
+    state = {
+        "template": "{{ strftime_now('%d %b %Y') }}|{{ messages[0].content }}",
+        "messages": HELLO,
+    }
+    state["now"] = "2024-07-26T10:00:00"
+    created = client.post("/api/shares", json=state).json
+    page = client.get(created["url"]).get_data(as_text=True)
+    assert "26 Jul 2024|Hello!" in page
+    assert 'value="2024-07-26T10:00:00"' in page
+
+
+def test_share_button_stores_the_form(client):
+    answer = client.post("/fragments/share", data=form(now="2024-01-01T00:00:00")).json
+    stored = client.get(answer["url"] + ".json").json
+    assert stored["messages"] == HELLO
+    assert stored["now"].startswith("2024-01-01T00:00:00")
+
+
+def test_unknown_share_is_404(client):
+    assert client.get("/s/" + "0" * 24).status_code == 404
+
+
+def test_template_download(client):
+    response = client.post("/download/template.jinja", data={"template": "{{ x }}\n"})
+    assert response.get_data(as_text=True) == "{{ x }}\n"
+    assert "attachment" in response.headers["Content-Disposition"]
