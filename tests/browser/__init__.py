@@ -1,0 +1,1 @@
+"""Browser tests: the page driven through Debian's Chromium with Playwright."""

@@ -1,0 +1,130 @@
+"""Fixtures for the browser tests: one gunicorn, one Chromium, a fresh page per test.
+
+Chromium is Debian's (`/usr/bin/chromium`, or `PLAYGROUND_CHROMIUM`), driven by Playwright's
+sync API; Playwright downloads no browser. Every page fails its test on an uncaught
+script error or a console error (a CSP violation, a failed request, ...) unless the test
+allowed that message with `page_errors.allow(pattern)`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+import pytest
+
+sync_api = pytest.importorskip("playwright.sync_api")
+
+from tests.conftest import LiveServer, start_gunicorn  # noqa: E402
+
+Browser = sync_api.Browser
+BrowserContext = sync_api.BrowserContext
+Page = sync_api.Page
+
+#: How long `expect(...)` and page actions wait before failing.
+TIMEOUT_MS = 10_000
+
+#: Quiet, headless Debian Chromium (no sandbox: the tests may run as root in a container).
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+sync_api.expect.set_options(timeout=TIMEOUT_MS)
+
+
+def chromium_path() -> str | None:
+    """Debian's Chromium, or the one `PLAYGROUND_CHROMIUM` names."""
+    configured = os.environ.get("PLAYGROUND_CHROMIUM")
+    if configured:
+        return configured
+    found = shutil.which("chromium") or "/usr/bin/chromium"
+    return found if os.path.exists(found) else None
+
+
+@pytest.fixture(scope="session")
+def browser_server() -> Iterator[LiveServer]:
+    """The playground under gunicorn, as `./playground serve` runs it (one worker)."""
+    server = start_gunicorn({"PLAYGROUND_WORKERS": "1", "PLAYGROUND_THREADS": "4"})
+    yield server
+    server.process.terminate()
+    server.process.wait(timeout=30)
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    path = chromium_path()
+    if path is None:
+        pytest.skip("no Chromium: install Debian's chromium or set PLAYGROUND_CHROMIUM")
+    with sync_api.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=path, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@dataclass
+class PageErrors:
+    """Script errors and console errors of every page a test opened."""
+
+    messages: list[str] = field(default_factory=list)
+    allowed: list[re.Pattern[str]] = field(default_factory=list)
+
+    def allow(self, pattern: str) -> None:
+        """Expect console errors matching `pattern` (a regex) in this test."""
+        self.allowed.append(re.compile(pattern))
+
+    def console(self, message: sync_api.ConsoleMessage) -> None:
+        if message.type == "error":
+            where = message.location.get("url") or "?"
+            self.messages.append(f"console error: {message.text} at {where}")
+
+    def unexpected(self) -> list[str]:
+        return [m for m in self.messages if not any(p.search(m) for p in self.allowed)]
+
+
+@pytest.fixture()
+def page_errors() -> PageErrors:
+    return PageErrors()
+
+
+@pytest.fixture()
+def new_page(
+    browser: Browser, browser_server: LiveServer, page_errors: PageErrors
+) -> Iterator[Callable[[], Page]]:
+    """Open a page in a new browser context (fresh storage), watched for errors."""
+    contexts: list[BrowserContext] = []
+
+    def open_page() -> Page:
+        context = browser.new_context(
+            base_url=browser_server.url, viewport={"width": 1400, "height": 1000}
+        )
+        context.set_default_timeout(TIMEOUT_MS)
+        contexts.append(context)
+        page = context.new_page()
+        page.on("pageerror", lambda error: page_errors.messages.append(f"pageerror: {error}"))
+        page.on("console", page_errors.console)
+        return page
+
+    yield open_page
+    for context in contexts:
+        context.close()
+    unexpected = page_errors.unexpected()
+    assert not unexpected, "errors in the page:\n" + "\n".join(unexpected)
+
+
+@pytest.fixture()
+def page(new_page: Callable[[], Page]) -> Page:
+    """The playground's page, loaded and rendered."""
+    opened = new_page()
+    opened.goto("/")
+    sync_api.expect(opened.locator("#prompt-raw")).to_have_value(re.compile("<\\|im_start\\|>"))
+    sync_api.expect(opened.locator(".CodeMirror")).to_be_visible()
+    assert opened.evaluate("Boolean(window.playground && window.playground.editor)")
+    return opened
