@@ -39,7 +39,10 @@ CHROMIUM_ARGS = [
 ]
 
 #: A Hermes / Qwen style tool-calling template, with a BOS token as Hermes 2 Pro has.
-TEMPLATE = (REPO / "docs" / "tool_calling.jinja").read_text()
+#: (Its leading comment is left out of the editor.)
+TEMPLATE = re.sub(
+    r"\A\{#.*?#\}\n", "", (REPO / "docs" / "tool_calling.jinja").read_text(), flags=re.S
+)
 
 TOOLS = [
     {

@@ -60,7 +60,21 @@
     const output = $("#output");
     output.className = output.className.replace(/\bview-\w+/g, "").trim() + " view-" + name;
   }
-  $$(".tab").forEach((tab) => tab.addEventListener("click", () => showView(tab.dataset.view)));
+  $$(".tab").forEach((tab) => tab.addEventListener("click", () => {
+    showView(tab.dataset.view);
+    // The analysis renders many probes, so it is only computed while its tab is open.
+    if (tab.dataset.view === "analysis" && window.htmx) window.htmx.trigger(form, "playground:refresh");
+  }));
+
+  // A diagnostic's line number shows that line in the editor.
+  document.addEventListener("click", (event) => {
+    const link = event.target.closest(".line-link");
+    if (!link || !editor) return;
+    const line = Number(link.dataset.line) - 1;
+    editor.scrollIntoView({ line, ch: 0 }, 80);
+    editor.setCursor({ line, ch: 0 });
+    editor.focus();
+  });
 
   function applyWhitespace() {
     $("#output").classList.toggle("show-ws", $("#show-whitespace").checked);

@@ -87,9 +87,11 @@ def test_share_link_reopens_the_same_state(client):
 
 
 def test_share_button_stores_the_form(client):
-    answer = client.post("/fragments/share", data=form(now="2024-01-01T00:00:00")).json
+    data = form(now="2024-01-01T00:00:00", template="a\r\nb")
+    answer = client.post("/fragments/share", data=data).json
     stored = client.get(answer["url"] + ".json").json
     assert stored["messages"] == HELLO
+    assert stored["template"] == "a\nb"
     assert stored["now"].startswith("2024-01-01T00:00:00")
 
 
@@ -98,6 +100,7 @@ def test_unknown_share_is_404(client):
 
 
 def test_template_download(client):
-    response = client.post("/download/template.jinja", data={"template": "{{ x }}\n"})
-    assert response.get_data(as_text=True) == "{{ x }}\n"
+    # Browsers post text areas with CRLF line ends: the file must have the template's LF.
+    response = client.post("/download/template.jinja", data={"template": "{{ x }}\r\ny\n"})
+    assert response.get_data(as_text=True) == "{{ x }}\ny\n"
     assert "attachment" in response.headers["Content-Disposition"]

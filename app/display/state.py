@@ -58,6 +58,11 @@ def _json_field(form: Mapping[str, str], name: str) -> tuple[Any, str | None]:
     return value, None
 
 
+def _lf(text: str) -> str:
+    """Browsers send text areas with CRLF line ends; templates are typed with LF."""
+    return text.replace("\r\n", "\n")
+
+
 def _continue_value(text: str | None) -> bool | str:
     if not text or text == "false":
         return False
@@ -79,7 +84,7 @@ def _source(form: Mapping[str, str]) -> dict[str, Any] | None:
 def state_from_form(form: Mapping[str, str]) -> tuple[dict[str, Any], dict[str, str]]:
     """The state a submitted form describes, and a message per field it could not read."""
     problems: dict[str, str] = {}
-    state: dict[str, Any] = {"template": form.get("template", "")}
+    state: dict[str, Any] = {"template": _lf(form.get("template", ""))}
     for name in JSON_FIELDS:
         state[name], problem = _json_field(form, name)
         if problem:
@@ -87,7 +92,7 @@ def state_from_form(form: Mapping[str, str]) -> tuple[dict[str, Any], dict[str, 
     state["add_generation_prompt"] = form.get("add_generation_prompt") in ("on", "true", "1")
     state["continue_final_message"] = _continue_value(form.get("continue_final_message"))
     state["now"] = form.get("now") or None
-    compare = form.get("compare_template") or ""
+    compare = _lf(form.get("compare_template") or "")
     state["compare_template"] = compare if compare.strip() else None
     state["source"] = _source(form)
     state["view"] = form.get("view") or "prompt"

@@ -73,7 +73,7 @@ def download_template() -> Response:
     if template is None:
         abort(400)
     return Response(
-        template,
+        template.replace("\r\n", "\n"),  # form posts carry CRLF; llama.cpp reads the file as is
         mimetype="text/plain; charset=utf-8",
         headers={"Content-Disposition": 'attachment; filename="template.jinja"'},
     )

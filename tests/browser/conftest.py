@@ -1,6 +1,6 @@
 """Fixtures for the browser tests: one gunicorn, one Chromium, a fresh page per test.
 
-Chromium is Debian's (`/usr/bin/chromium`, or `PLAYGROUND_CHROMIUM`), driven by Playwright's
+Chromium is Debian's (`/usr/bin/chromium`), driven by Playwright's
 sync API; Playwright downloads no browser. Every page fails its test on an uncaught
 script error or a console error (a CSP violation, a failed request, ...) unless the test
 allowed that message with `page_errors.allow(pattern)`.
@@ -15,10 +15,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import pytest
+from playwright import sync_api
 
-sync_api = pytest.importorskip("playwright.sync_api")
-
-from tests.conftest import LiveServer, start_gunicorn  # noqa: E402
+from tests.conftest import LiveServer, start_gunicorn
 
 Browser = sync_api.Browser
 BrowserContext = sync_api.BrowserContext
@@ -40,13 +39,12 @@ CHROMIUM_ARGS = [
 sync_api.expect.set_options(timeout=TIMEOUT_MS)
 
 
-def chromium_path() -> str | None:
-    """Debian's Chromium, or the one `PLAYGROUND_CHROMIUM` names."""
-    configured = os.environ.get("PLAYGROUND_CHROMIUM")
-    if configured:
-        return configured
+def chromium_path() -> str:
+    """Debian's Chromium, which `./playground test` installs when it is missing."""
     found = shutil.which("chromium") or "/usr/bin/chromium"
-    return found if os.path.exists(found) else None
+    if not os.path.exists(found):
+        pytest.fail("no Chromium: `./playground test` installs Debian's chromium package")
+    return found
 
 
 @pytest.fixture(scope="session")
@@ -61,8 +59,6 @@ def browser_server() -> Iterator[LiveServer]:
 @pytest.fixture(scope="session")
 def browser() -> Iterator[Browser]:
     path = chromium_path()
-    if path is None:
-        pytest.skip("no Chromium: install Debian's chromium or set PLAYGROUND_CHROMIUM")
     with sync_api.sync_playwright() as playwright:
         chromium = playwright.chromium.launch(executable_path=path, args=CHROMIUM_ARGS)
         yield chromium
