@@ -42,11 +42,12 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     # Validates PLAYGROUND_DATABASE_URL now (a bad one fails start-up); opens nothing yet.
     app.extensions["share_store"] = ShareStore.from_url(app.config["DATABASE_URL"], data_dir(app))
 
-    from app.web import api, errors, library, page, shares, sources
+    from app.web import analysis, api, errors, library, page, shares, sources
 
     app.register_blueprint(api.blueprint)
     app.register_blueprint(sources.blueprint)
     app.register_blueprint(library.blueprint)
+    app.register_blueprint(analysis.blueprint)
     app.register_blueprint(shares.blueprint)
     app.register_blueprint(page.blueprint)
     errors.register(app)

@@ -62,8 +62,9 @@
   }
   $$(".tab").forEach((tab) => tab.addEventListener("click", () => {
     showView(tab.dataset.view);
-    // The analysis renders many probes, so it is only computed while its tab is open.
-    if (tab.dataset.view === "analysis" && window.htmx) window.htmx.trigger(form, "playground:refresh");
+    // Analysis and command lines render many probes: computed only while their tab is open.
+    const costly = ["analysis", "command"].includes(tab.dataset.view);
+    if (costly && window.htmx) window.htmx.trigger(form, "playground:refresh");
   }));
 
   // A diagnostic's line number shows that line in the editor.

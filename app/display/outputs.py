@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.analysis.commands import llama_server_file_command
+from app.analysis.analyze import analyze
+from app.analysis.commands import build_commands, llama_server_file_command, template_facts
 from app.analysis.diff import char_opcodes, diff_stats, side_by_side, token_opcodes, unified
 from app.display.prompt import Segment, TokenSpan, segment_prompt, token_spans
 from app.display.state import render_body
@@ -66,6 +67,10 @@ class Outputs:
     comparison: Comparison | None
     command: str
     now: str | None
+    analysis: dict[str, Any] | None = None
+    analysis_problem: Problem | None = None
+    commands: list[dict[str, Any]] | None = None
+    builtin: str | None = None
 
 
 def _render(pool: SandboxPool, body: dict[str, Any]) -> tuple[Rendered | None, Problem | None]:
@@ -141,6 +146,37 @@ def compare(
     return comparison
 
 
+def _analysis(
+    pool: SandboxPool, state: dict[str, Any], source: Source | None
+) -> tuple[dict[str, Any] | None, Problem | None]:
+    """The Analysis view's findings; only computed while that view is open (it renders a lot)."""
+    try:
+        return analyze(parse_render_request(render_body(state)), pool, source), None
+    except (RequestError, TemplateProblem) as error:
+        return None, Problem(getattr(error, "type", "BadRequest"), error.message)
+
+
+def _commands(
+    pool: SandboxPool, state: dict[str, Any], model: str | None
+) -> tuple[list[dict[str, Any]] | None, str | None]:
+    """Every engine's command line; only computed while the Command view is open."""
+    kwargs, special_tokens = state.get("kwargs") or {}, state.get("special_tokens") or {}
+    try:
+        facts = pool.run(template_facts, state["template"], kwargs, special_tokens)
+    except TemplateProblem:
+        return None, None
+    commands = build_commands(
+        state["template"],
+        kwargs,
+        model,
+        messages=state.get("messages") or [],
+        tools=state.get("tools"),
+        add_generation_prompt=bool(state.get("add_generation_prompt")),
+        **facts,
+    )
+    return commands, facts["builtin"]
+
+
 def build_outputs(
     state: dict[str, Any], pool: SandboxPool, store: SourceStore, model_name: str | None = None
 ) -> Outputs:
@@ -154,7 +190,17 @@ def build_outputs(
         if main.tokens is not None:
             spans = token_spans(main.prompt, main.tokens)
     file_name = source_ref.get("file_name") or model_name
+    analysis, analysis_problem = None, None
+    if state.get("view") == "analysis" and main.prompt is not None:
+        analysis, analysis_problem = _analysis(pool, state, source)
+    commands, builtin = None, None
+    if state.get("view") == "command" and main.prompt is not None:
+        commands, builtin = _commands(pool, state, file_name)
     return Outputs(
+        commands=commands,
+        builtin=builtin,
+        analysis=analysis,
+        analysis_problem=analysis_problem,
         main=main,
         source=source,
         token_spans=spans,

@@ -428,7 +428,10 @@ def test_whitespace_toggle_is_local(page: Page) -> None:
     renders = watch_requests(page, "/fragments/output")
     toggle.uncheck()
     expect(output).not_to_have_class(re.compile(r"\bshow-ws\b"))
-    page.click(".tab[data-view=command]")  # tabs are local too
+    # Tabs whose content is already rendered are local too (Analysis and Command compute
+    # when opened, and are tested in test_analysis_view.py).
+    page.click(".tab[data-view=tokens]")
+    page.click(".tab[data-view=diff]")
     page.click(".tab[data-view=prompt]")
     page.wait_for_timeout(500)  # longer than the form's 150 ms input delay
     assert renders == []

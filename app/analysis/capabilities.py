@@ -1,0 +1,240 @@
+"""What a chat template can do, detected the way llama.cpp detects it.
+
+llama-server reports `chat_template_caps` in `/props` and uses them to rewrite
+messages before rendering (see `app.render.llamacpp`). It finds them in
+`common/jinja/caps.cpp` (`caps_get`): it renders a handful of probe conversations
+with its own Jinja engine in "stats" mode, which records every value the template
+touches (an identifier lookup, a member access, a filter, a test, a loop over it),
+and then asks which probe values were touched or which marker strings reached the
+output. This module runs the same probes, in the same order and with the same
+inputs, in our sandbox: the probe values are wrapped in `tracked` containers that
+note every use the template makes of them (see `app.analysis.tracking`).
+
+`detect_capabilities` is pure and takes only the template source, so it can run in
+a sandbox worker.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from app.analysis.tracking import TrackedStr, has_op, render_tracked, track, used
+
+#: The capability names, in the order llama-server lists them in `/props`.
+CAPABILITIES = (
+    "supports_object_arguments",
+    "supports_parallel_tool_calls",
+    "supports_preserve_reasoning",
+    "supports_reasoning_effort",
+    "supports_string_content",
+    "supports_system_role",
+    "supports_tool_calls",
+    "supports_tools",
+    "supports_typed_content",
+)
+
+#: What caps.cpp starts from before any probe runs (struct `jinja::caps` defaults).
+_DEFAULTS = {
+    "supports_object_arguments": False,
+    "supports_parallel_tool_calls": True,
+    "supports_preserve_reasoning": False,
+    "supports_reasoning_effort": False,
+    "supports_string_content": True,
+    "supports_system_role": True,
+    "supports_tool_calls": True,
+    "supports_tools": True,
+    "supports_typed_content": False,
+}
+
+#: Templates of llama.cpp's recordings whose detected capabilities still differ from
+#: llama-server's, with the cause; the conformance test checks they do differ.
+KNOWN_CAPS_DIFFERENCES: dict[str, str] = {}
+
+#: caps.cpp's markers: the string content, and reasoning deep in the history.
+STRING_MARKER = "STRING_MARKER"
+REASONING_MARKER = "<REASONING_CONTENT_PLACEHOLDER>"
+
+#: The tool every tool probe declares (caps.cpp passes the same JSON each time).
+_PROBE_TOOL = {
+    "name": "tool",
+    "type": "function",
+    "function": {
+        "name": "tool1",
+        "description": "Tool description",
+        "parameters": {
+            "type": "object",
+            "properties": {"arg": {"type": "string", "description": "Arg description"}},
+            "required": ["arg"],
+        },
+    },
+}
+
+
+def _tool_call(call_id: str, arguments: Any) -> dict[str, Any]:
+    return {
+        "id": call_id,
+        "type": "function",
+        "function": {"name": "tool1", "arguments": arguments},
+    }
+
+
+def _tool_conversation(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """caps.cpp's tool probe: a call (content "" as some templates expect), its answer."""
+    return [
+        {"role": "user", "content": "User message"},
+        {"role": "assistant", "content": "", "tool_calls": calls},
+        {"role": "tool", "content": "Tool response", "tool_call_id": "call00001"},
+        {"role": "assistant", "content": "The tool response was 'tool response'"},
+        {"role": "user", "content": "User message"},
+    ]
+
+
+class _Probe:
+    """One run of caps.cpp's `caps_try_execute`: the tracked inputs and what came out."""
+
+    def __init__(
+        self,
+        template: str,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> None:
+        # Like caps_try_execute: when the render fails and some assistant turn has no
+        # reasoning_content, retry once with an empty one (some templates require it).
+        for attempt in range(2):
+            self.messages = track(copy.deepcopy(messages))
+            self.tools = track(copy.deepcopy(tools if tools is not None else []))
+            variables: dict[str, Any] = {
+                "messages": self.messages,
+                "tools": self.tools,
+                "bos_token": TrackedStr(""),
+                "eos_token": TrackedStr(""),
+                "add_generation_prompt": True,
+            }
+            variables.update(extra or {})
+            self.variables = variables
+            self.output = render_tracked(template, variables)
+            self.success = self.output is not None
+            if self.success or attempt:
+                break
+            lacking = [
+                m for m in messages if m["role"] == "assistant" and "reasoning_content" not in m
+            ]
+            if not lacking:
+                break
+            messages = [
+                {**m, "reasoning_content": ""}
+                if m["role"] == "assistant" and "reasoning_content" not in m
+                else m
+                for m in messages
+            ]
+
+    def contains(self, text: str) -> bool:
+        return self.success and text in (self.output or "")
+
+
+def detect_capabilities(template: str) -> dict[str, bool]:
+    """The `chat_template_caps` llama-server would report for `template`."""
+    caps = dict(_DEFAULTS)
+    _probe_content(template, caps)
+    _probe_system_role(template, caps)
+    _probe_tools(template, caps)
+    _probe_parallel_calls(template, caps)
+    _probe_reasoning(template, caps)
+    return {name: caps[name] for name in CAPABILITIES}
+
+
+def _probe_content(template: str, caps: dict[str, bool]) -> None:
+    """String content must render (and show up); content read as a list means typed."""
+    probe = _Probe(template, [{"role": "user", "content": STRING_MARKER}])
+    content = probe.messages[0]["content"]
+    as_array = has_op(content, "selectattr") or has_op(content, "array_access")
+    if as_array:
+        caps["supports_typed_content"] = True
+    if not probe.success or (as_array and not probe.contains(STRING_MARKER)):
+        caps["supports_string_content"] = False
+
+
+def _probe_system_role(template: str, caps: dict[str, bool]) -> None:
+    """A template that never reads the system message's content has no system role."""
+    probe = _Probe(
+        template,
+        [
+            {"role": "system", "content": "System message"},
+            {"role": "user", "content": "User message"},
+        ],
+    )
+    if not used(probe.messages[0]["content"]):
+        caps["supports_system_role"] = False
+
+
+def _probe_tools(template: str, caps: dict[str, bool]) -> None:
+    """Tools, tool calls and object arguments, as caps.cpp's two single-call probes."""
+    probe = _Probe(
+        template, _tool_conversation([_tool_call("call00001", {"arg": "value"})]), [_PROBE_TOOL]
+    )
+    if probe.success:
+        if not used(probe.tools[0]["function"]["name"]):
+            caps["supports_tools"] = False
+        calls = probe.messages[1]["tool_calls"]
+        if not used(calls):
+            caps["supports_tool_calls"] = False
+        elif used(calls[0]["function"]["arguments"]["arg"]):
+            caps["supports_object_arguments"] = True
+    if caps["supports_object_arguments"]:
+        return
+    probe = _Probe(
+        template,
+        _tool_conversation([_tool_call("call00001", '{"arg": "value"}')]),
+        [_PROBE_TOOL],
+    )
+    if not probe.success:
+        caps["supports_tool_calls"] = caps["supports_tools"] = False
+        return
+    if not used(probe.tools[0]["function"]["name"]):
+        caps["supports_tools"] = False
+    if not used(probe.messages[1]["tool_calls"]):
+        caps["supports_tool_calls"] = False
+
+
+def _probe_parallel_calls(template: str, caps: dict[str, bool]) -> None:
+    """Two calls in one turn: the template must read the second one."""
+    arguments: Any = {"arg": "value"} if caps["supports_object_arguments"] else '{"arg": "value"}'
+    calls = [_tool_call("call00001", arguments), _tool_call("call00002", arguments)]
+    probe = _Probe(template, _tool_conversation(calls), [_PROBE_TOOL])
+    if not probe.success or not used(probe.messages[1]["tool_calls"][1]["function"]):
+        caps["supports_parallel_tool_calls"] = False
+
+
+def _probe_reasoning(template: str, caps: dict[str, bool]) -> None:
+    """Reasoning kept deep in the history reaches the output; an effort level is read."""
+    user = {"role": "user", "content": "User message"}
+    answer = {"role": "assistant", "content": "Assistant message"}
+    history = [
+        user,
+        {**answer, "reasoning_content": REASONING_MARKER},
+        user,
+        {**answer, "reasoning_content": "Reasoning content"},
+        user,
+    ]
+    # caps.cpp's caps_apply_preserve_reasoning(ctx, true): every known switch set to keep it.
+    keep = {
+        "enable_thinking": True,
+        "preserve_thinking": True,
+        "clear_thinking": False,
+        "truncate_history_thinking": False,
+        "drop_thinking": False,
+    }
+    # Only the output counts here: a template may test reasoning without printing it.
+    caps["supports_preserve_reasoning"] = _Probe(template, history, extra=keep).contains(
+        REASONING_MARKER
+    )
+    # caps_apply_reasoning_effort binds both names to one value, so reading either counts.
+    effort = TrackedStr("low")
+    _Probe(
+        template,
+        [{"role": "user", "content": "User message"}],
+        extra={"enable_thinking": True, "reasoning_effort": effort, "reasoning_strength": effort},
+    )
+    caps["supports_reasoning_effort"] = used(effort)
