@@ -134,7 +134,7 @@ def test_agent_loop_measure_catches_dropped_reasoning(app):
         {"role": "assistant", "content": "Hi!", "reasoning_content": "Greet back."},
         {"role": "user", "content": "Bye."},
     ]
-    qwen3 = Library().template("qwen3")
+    qwen3 = (TEMPLATES_DIR / "Qwen-Qwen3-0.6B.jinja").read_text(encoding="utf-8")
     assert (
         analysis_of(app, qwen3, messages=chat)["prefix_stability"][0]["answer_stays_prefix"]
         is False
