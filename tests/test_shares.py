@@ -34,7 +34,7 @@ FULL = {
     "now": "2024-07-26T10:00:00",
     "compare_template": "{{ messages[0].content }}",
     "source": {"id": "a" * 64, "kind": "gguf", "file_name": "m.gguf", "template_name": None},
-    "engine": "transformers",
+    "engine": "llama.cpp",
     "view": "tokens",
 }
 

@@ -79,6 +79,14 @@ def _prefix_stability(probed: dict[str, Any], source: Source | None) -> list[dic
     return pairs
 
 
+def _llama_cpp_rewrites(request: RenderRequest, pool: SandboxPool) -> list[str] | None:
+    """What llama-server changes before rendering this conversation (None if it refuses)."""
+    try:
+        return pool.render(replace(request, engine="llama.cpp")).rewrites
+    except TemplateProblem:
+        return None
+
+
 def analyze(request: RenderRequest, pool: SandboxPool, source: Source | None) -> dict[str, Any]:
     """The whole analysis of a render request; raises TemplateProblem for hostile templates."""
     probed = pool.run(probe_template, request)
@@ -88,6 +96,7 @@ def analyze(request: RenderRequest, pool: SandboxPool, source: Source | None) ->
     )
     diagnostics = [Diagnostic(**d) for d in probed["diagnostics"]] + vocabulary
     return {
+        "llama_cpp_rewrites": _llama_cpp_rewrites(request, pool),
         "capabilities": probed["capabilities"],
         "content_format": probed["content_format"],
         "diagnostics": [d.to_json() for d in diagnostics],

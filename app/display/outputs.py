@@ -43,6 +43,7 @@ class Rendering:
     segments: list[Segment] = field(default_factory=list)
     generation_spans: list[tuple[int, int]] = field(default_factory=list)
     tokens: list[Token] | None = None
+    rewrites: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -50,6 +51,7 @@ class Comparison:
     """The diff of the main prompt against the compare template's prompt."""
 
     right: Rendering
+    label: str = "the compared template"
     unified: list[Any] = field(default_factory=list)
     side_by_side: list[Any] = field(default_factory=list)
     stats: dict[str, int] = field(default_factory=dict)
@@ -106,6 +108,7 @@ def rendering(pool: SandboxPool, body: dict[str, Any], source: Source | None) ->
         prompt=rendered.prompt,
         segments=segment_prompt(rendered.prompt, specials, body.get("template")),
         generation_spans=rendered.generation_spans,
+        rewrites=rendered.rewrites,
     )
 
 
@@ -126,15 +129,24 @@ def _token_rows(left: list[Token], right: list[Token]) -> list[tuple[str, list[T
 def compare(
     pool: SandboxPool, state: dict[str, Any], main: Rendering, source: Source | None
 ) -> Comparison | None:
-    """Diff the main prompt against the compare template's, when there is one."""
-    if not state.get("compare_template") or main.prompt is None:
+    """Diff the main prompt against the other engine's, or against the compare template's."""
+    if main.prompt is None:
         return None
-    right = rendering(pool, render_body(state, "compare_template"), source)
+    if state.get("compare_engines"):
+        other = "transformers" if state.get("engine") == "llama.cpp" else "llama.cpp"
+        right = rendering(pool, render_body(state, engine=other), source)
+        label = f"the {other} engine"
+    elif state.get("compare_template"):
+        right = rendering(pool, render_body(state, "compare_template"), source)
+        label = "the compared template"
+    else:
+        return None
     if right.prompt is None:
-        return Comparison(right=right)
+        return Comparison(right=right, label=label)
     opcodes = char_opcodes(main.prompt, right.prompt)
     comparison = Comparison(
         right=right,
+        label=label,
         unified=unified(main.prompt, right.prompt, opcodes),
         side_by_side=side_by_side(main.prompt, right.prompt, opcodes),
         stats=diff_stats(opcodes),
@@ -183,6 +195,13 @@ def build_outputs(
     """Render the state and derive every view from the prompt."""
     source_ref = state.get("source") or {}
     source = store.get(source_ref["id"]) if source_ref.get("id") else None
+    if source is not None:
+        # llama.cpp strips the BOS/EOS text that this vocabulary adds by itself.
+        state = {
+            "add_bos_token": bool(source.add_bos_token),
+            "add_eos_token": bool(source.add_eos_token),
+            **state,
+        }
     main = rendering(pool, render_body(state), source)
     spans, note = None, None
     if main.prompt is not None:

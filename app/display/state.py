@@ -39,6 +39,8 @@ def default_state(template: str, now: datetime | None = None) -> dict[str, Any]:
         "kwargs": {},
         "now": (now or datetime.now()).replace(microsecond=0).isoformat(),
         "compare_template": None,
+        "compare_engines": False,
+        "engine": "transformers",
         "source": None,
         "view": "prompt",
     }
@@ -94,6 +96,8 @@ def state_from_form(form: Mapping[str, str]) -> tuple[dict[str, Any], dict[str, 
     state["now"] = form.get("now") or None
     compare = _lf(form.get("compare_template") or "")
     state["compare_template"] = compare if compare.strip() else None
+    state["compare_engines"] = form.get("compare_engines") in ("on", "true", "1")
+    state["engine"] = form.get("engine") or "transformers"
     state["source"] = _source(form)
     state["view"] = form.get("view") or "prompt"
     return state, problems
@@ -115,6 +119,8 @@ def form_values(state: Mapping[str, Any]) -> dict[str, str]:
         continue_final_message="true" if cont is True else (cont or ""),
         now=(state.get("now") or "")[:19],
         compare_template=state.get("compare_template") or "",
+        compare_engines="on" if state.get("compare_engines") else "",
+        engine=state.get("engine") or "transformers",
         source_id=source.get("id") or "",
         source_kind=source.get("kind") or "",
         source_file_name=source.get("file_name") or "",
@@ -124,9 +130,14 @@ def form_values(state: Mapping[str, Any]) -> dict[str, str]:
     return values
 
 
-def render_body(state: Mapping[str, Any], template_key: str = "template") -> dict[str, Any]:
+def render_body(
+    state: Mapping[str, Any], template_key: str = "template", engine: str | None = None
+) -> dict[str, Any]:
     """The `/api/render` body for a state (the compare template with `compare_template`)."""
     return {
+        "engine": engine or state.get("engine") or "transformers",
+        "add_bos_token": bool(state.get("add_bos_token")),
+        "add_eos_token": bool(state.get("add_eos_token")),
         "template": state.get(template_key),
         "messages": state.get("messages"),
         "tools": state.get("tools"),

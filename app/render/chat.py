@@ -48,14 +48,24 @@ class RenderRequest:
     special_tokens: dict[str, str] = field(default_factory=dict)
     kwargs: dict[str, Any] = field(default_factory=dict)
     now: datetime | None = None
+    #: "transformers" (Python, the reference) or "llama.cpp" (what llama-server sends).
+    engine: str = "transformers"
+    #: Whether the vocabulary adds BOS/EOS itself (llama.cpp strips them from the text).
+    add_bos_token: bool = False
+    add_eos_token: bool = False
+
+
+#: The render engines a request can ask for.
+ENGINES = ("transformers", "llama.cpp")
 
 
 @dataclass(frozen=True)
 class Rendered:
-    """A prompt and the character spans of its `{% generation %}` blocks."""
+    """A prompt, the spans of its `{% generation %}` blocks, and any engine rewrites."""
 
     prompt: str
     generation_spans: list[tuple[int, int]]
+    rewrites: list[str] = field(default_factory=list)
 
 
 #: Limits for callers that give none.

@@ -23,6 +23,7 @@ from pebble import ProcessExpired, ProcessPool
 from app.render.chat import Rendered, RenderRequest, render_chat
 from app.render.environment import shared_environment
 from app.render.limits import RenderLimits
+from app.render.llamacpp import render_llamacpp
 from app.render.problems import TemplateProblem, limit_exceeded, problem_from_exception
 
 T = TypeVar("T")
@@ -57,6 +58,14 @@ def _run_guarded(function: Callable[..., T], *args: Any) -> tuple[bool, T | Temp
 
 def render_in_worker(request: RenderRequest, limits: RenderLimits) -> Rendered:
     """The worker side of a render (module level so worker processes can import it)."""
+    if request.engine == "llama.cpp":
+        rendered = render_llamacpp(
+            request,
+            add_bos_token=request.add_bos_token,
+            add_eos_token=request.add_eos_token,
+            limits=limits,
+        )
+        return Rendered(rendered.prompt, [], rendered.rewrites)
     return render_chat(request, limits)
 
 

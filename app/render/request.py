@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from app.render.chat import RenderRequest
+from app.render.chat import ENGINES, RenderRequest
 
 
 @dataclass
@@ -103,4 +103,15 @@ def parse_render_request(body: Any) -> RenderRequest:
         special_tokens=_string_map(body, "special_tokens"),
         kwargs=_expect(body, "kwargs", (dict,), {}),
         now=parse_now(body.get("now")),
+        engine=_engine(body),
+        add_bos_token=_expect(body, "add_bos_token", (bool,), False),
+        add_eos_token=_expect(body, "add_eos_token", (bool,), False),
     )
+
+
+def _engine(body: dict) -> str:
+    engine = _expect(body, "engine", (str,), "transformers")
+    if engine not in ENGINES:
+        names = " or ".join(repr(name) for name in ENGINES)
+        raise RequestError("engine", f"'engine' must be {names}, not {engine!r}.")
+    return engine

@@ -55,6 +55,16 @@ def _optional_string(body: dict, field: str, path: str | None = None) -> str | N
     return value
 
 
+def _optional_flag(body: dict, field: str) -> bool | None:
+    """A boolean option stored only when true."""
+    value = body.get(field)
+    if value is None or value is False:
+        return None
+    if value is not True:
+        raise RequestError(field, f"'{field}' must be a boolean.")
+    return True
+
+
 def _source_summary(value: Any) -> dict[str, Any] | None:
     """Validate `source`; unknown keys are dropped, as `/api/render` ignores them."""
     if value is None:
@@ -96,7 +106,11 @@ def normalise_state(body: Any) -> dict[str, Any]:
         "now": render.now.isoformat() if render.now else None,
         "compare_template": _optional_string(body, "compare_template"),
         "source": _source_summary(body.get("source")),
-        "engine": _optional_string(body, "engine"),
+        # Defaults are left out so that a body that spells them out hashes the same.
+        "engine": None if render.engine == "transformers" else render.engine,
+        "add_bos_token": render.add_bos_token or None,
+        "add_eos_token": render.add_eos_token or None,
+        "compare_engines": _optional_flag(body, "compare_engines"),
         "view": _optional_string(body, "view"),
     }
     # Null and absent mean the same thing, so they must hash the same.

@@ -49,5 +49,7 @@ def render() -> dict:
         "prompt": rendered.prompt,
         "now": render_request.now.isoformat(),
         "generation_spans": [list(span) for span in rendered.generation_spans],
+        "engine": render_request.engine,
+        "rewrites": rendered.rewrites,
         "elapsed_ms": round((time.perf_counter() - started) * 1000, 3),
     }

@@ -1,0 +1,271 @@
+"""Render a conversation exactly as llama-server's `POST /apply-template` does.
+
+The steps, in llama.cpp's order (tools/server/server-common.cpp
+`oaicompat_chat_params_parse`, then common/chat.cpp `common_chat_templates_apply_jinja`
+and `common_chat_template_direct_apply_impl`):
+
+1. the request is parsed into llama.cpp's own messages (`llamacpp_messages`);
+2. a final assistant message is continued, not closed (prefill): it is taken out,
+   the rest is rendered without a generation prompt, and the continuation is written
+   after it, by the template's handler or from the reasoning tags the autoparser
+   finds (`llamacpp_handlers`, `llamacpp_reasoning`);
+3. the capability-dependent rewrites run (developer→system, system merge, object
+   arguments, ...), with the capabilities llama.cpp detects (`app.analysis.capabilities`);
+4. the template renders with llama.cpp's variables — `enable_thinking` (true when the
+   template supports thinking, unless the kwargs say otherwise), `datetime`
+   ("%b %d %Y"), `date_string` ("%d %b %Y"),
+   `bos_token`/`eos_token`, `add_generation_prompt` only when true — in an
+   environment with llama.cpp's Jinja semantics (`llamacpp_jinja`);
+5. a BOS at the start and an EOS at the end are cut when the vocabulary adds them.
+
+Every rewrite that changes the prompt is reported as a sentence in `rewrites`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from app.analysis.capabilities import detect_capabilities
+from app.render.chat import RenderRequest
+from app.render.environment import template_hash
+from app.render.limits import RenderLimits
+from app.render.llamacpp_handlers import Handler, gemma4_prepare, select_handler
+from app.render.llamacpp_messages import (
+    ChatMessage,
+    LlamaCppInputError,
+    apply_workarounds,
+    normalise_content,
+    parse_messages,
+    parse_tools,
+    to_json,
+)
+from app.render.llamacpp_reasoning import ReasoningTags, autoparser_continuation, reasoning_tags
+from app.render.llamacpp_render import (
+    RenderContext,
+    generation_prompt,
+    render_messages,
+    template_variables,
+)
+from app.render.problems import TemplateProblem, limit_exceeded, problem_from_exception
+
+#: Limits for callers that give none.
+DEFAULT_LIMITS = RenderLimits()
+
+#: (template file, case) pairs of the llama-server recordings that still render
+#: differently here, each with its cause; the conformance test checks they do differ.
+KNOWN_DIFFERENCES: dict[tuple[str, str], str] = {
+    ("NVIDIA-Nemotron-Nano-v2.jinja", "history-only"): (
+        "prefill: llama.cpp keeps the newline after <think> that this template's generation "
+        "prompt ends with; our reconstruction of the autoparser's reasoning tags cuts at <think>"
+    ),
+}
+
+
+@dataclass(frozen=True)
+class LlamaCppRendered:
+    """The prompt llama-server would produce, and the rewrites it made on the way."""
+
+    prompt: str
+    rewrites: list[str]
+
+
+def render_llamacpp(
+    request: RenderRequest,
+    *,
+    add_bos_token: bool = False,
+    add_eos_token: bool = False,
+    bos_token: str | None = None,
+    eos_token: str | None = None,
+    limits: RenderLimits = DEFAULT_LIMITS,
+) -> LlamaCppRendered:
+    """Render `request` as llama-server would, raising `TemplateProblem` where it fails."""
+    bos = bos_token if bos_token is not None else request.special_tokens.get("bos_token", "")
+    eos = eos_token if eos_token is not None else request.special_tokens.get("eos_token", "")
+    try:
+        return _render(request, bos, eos, add_bos_token, add_eos_token, limits)
+    except TemplateProblem:
+        raise
+    except LlamaCppInputError as error:
+        raise TemplateProblem("InvalidRequest", str(error)) from None
+    except Exception as error:
+        raise problem_from_exception(error) from None
+
+
+@lru_cache(maxsize=128)
+def _caps_by_hash(digest: str, source: str) -> dict[str, bool]:
+    return detect_capabilities(source)
+
+
+def template_capabilities(source: str) -> dict[str, bool]:
+    """The capabilities llama.cpp detects for `source`, cached per process."""
+    return _caps_by_hash(template_hash(source), source)
+
+
+def _tags(source: str, bos: str, eos: str) -> ReasoningTags:
+    """The autoparser's reasoning tags (empty when it finds no reasoning)."""
+    return reasoning_tags(source, bos, eos, template_capabilities(source)["supports_tool_calls"])
+
+
+def patched_source(source: str) -> str:
+    """The two source patches of common_chat_templates_init, applied before anything else."""
+    if "<|channel|>" in source and "in message.content or" in source:
+        source = source.replace(
+            '{%- if "<|channel|>analysis<|message|>" in message.content or '
+            '"<|channel|>final<|message|>" in message.content %}',
+            "{%- if false %}",
+        )
+    if "[TOOL_CALLS]" in source and "if (message['content'] is none or" in source:
+        source = source.replace(
+            "{%- if (message['content'] is none or message['content'] == '' or "
+            "message['content']|length == 0) and (message['tool_calls'] is not defined or "
+            "message['tool_calls'] is none or message['tool_calls']|length == 0) %}",
+            "{%- if false %}",
+        )
+    return source
+
+
+def _render(
+    request: RenderRequest, bos: str, eos: str, add_bos: bool, add_eos: bool, limits: RenderLimits
+) -> LlamaCppRendered:
+    size = len(request.template.encode("utf-8", "surrogatepass"))
+    if size > limits.template_bytes:
+        raise limit_exceeded(
+            "template_bytes",
+            f"The template is {size:,} bytes; the limit is {limits.template_bytes:,}.",
+        )
+    rewrites: list[str] = []
+    source = patched_source(request.template)
+    if source != request.template:
+        rewrites.append("template patched as llama.cpp patches it before use")
+    caps = template_capabilities(source)
+    parsed = parse_messages(request.messages)
+    tools = parse_tools(request.tools)
+    add_generation_prompt, continuation = _continuation_mode(request, parsed, rewrites)
+    rendered = parsed
+    if "You have access to the following functions in JSONSchema format" in source:
+        rendered = _trimmed(parsed, rewrites)  # StepFun: workaround::trim_all_content
+    messages = normalise_content([to_json(m) for m in rendered], caps, rewrites)
+    continued: ChatMessage | None = None
+    if continuation:
+        continued = parsed[-1]
+        messages.pop()
+        if continuation == "auto":
+            reasoning_only = continued.reasoning_content and not continued.render_content()
+            continuation = "reasoning" if reasoning_only else "content"
+    messages = apply_workarounds(messages, parsed, source, caps, rewrites)
+    handler = select_handler(source)
+    thinking = handler.thinking if handler is not None else bool(_tags(source, bos, eos))
+    context = RenderContext(
+        source,
+        tools,
+        template_variables(request, thinking),
+        bos,
+        eos,
+        add_bos,
+        add_eos,
+        limits,
+        request.now,
+    )
+    if handler is not None and handler.adjust is not None:
+        messages = handler.adjust(messages, rewrites)
+    if handler is not None and handler.name == "Gemma 4":
+        messages = gemma4_prepare(source, messages, rewrites)
+    prompt = render_messages(context, messages, add_generation_prompt, rewrites)
+    prompt = _handler_prompt_patch(handler, prompt, add_generation_prompt, rewrites)
+    if continued is not None and not continued.is_empty():
+        prompt += _continue(context, handler, messages, prompt, continued, continuation)
+        rewrites.append(
+            "final assistant message continued (prefill): it is written after the "
+            "template's opening of the turn, left open"
+        )
+    return LlamaCppRendered(prompt, list(dict.fromkeys(rewrites)))
+
+
+def _continuation_mode(
+    request: RenderRequest, parsed: list[ChatMessage], rewrites: list[str]
+) -> tuple[bool, str | None]:
+    """oaicompat_chat_params_parse: prefill a final assistant message (prefill_assistant)."""
+    add_generation_prompt = request.add_generation_prompt
+    continuation: str | None = None
+    requested = request.continue_final_message
+    if requested is True:
+        continuation = "auto"
+    elif requested in ("content", "reasoning_content"):
+        continuation = "content" if requested == "content" else "reasoning"
+    if continuation is None and parsed and parsed[-1].role == "assistant":
+        if len(parsed) >= 2 and parsed[-2].role == "assistant":
+            raise LlamaCppInputError(
+                "Cannot have 2 or more assistant messages at the end of the list."
+            )
+        continuation, add_generation_prompt = "auto", False
+        if request.add_generation_prompt:
+            rewrites.append(
+                "add_generation_prompt ignored: the final assistant message is continued"
+            )
+    if continuation is not None and add_generation_prompt:
+        raise LlamaCppInputError(
+            "Cannot set both add_generation_prompt and continue_final_message to true."
+        )
+    return add_generation_prompt, continuation
+
+
+def _trimmed(parsed: list[ChatMessage], rewrites: list[str]) -> list[ChatMessage]:
+    """Copies with their text trimmed; the continued message keeps its own, as in chat.cpp."""
+    result = []
+    for message in parsed:
+        copy = dataclasses.replace(
+            message,
+            content=message.content.strip(" \n\t\r"),
+            reasoning_content=message.reasoning_content.strip(" \n\t\r"),
+            parts=[{**p, "text": p["text"].strip(" \n\t\r")} for p in message.parts],
+        )
+        if copy != message:
+            rewrites.append("message text trimmed (as llama.cpp does for StepFun templates)")
+        result.append(copy)
+    return result
+
+
+def _handler_prompt_patch(
+    handler: Handler | None, prompt: str, add_generation_prompt: bool, rewrites: list[str]
+) -> str:
+    """The prompt fixes some handlers make after rendering."""
+    if handler is None:
+        return prompt
+    if handler.name == "GPT-OSS" and not add_generation_prompt and "<|return|>" in prompt:
+        # gpt-oss.cpp (is_inference): the last <|return|> becomes <|end|>.
+        at = prompt.rfind("<|return|>")
+        rewrites.append("final <|return|> replaced by <|end|> (as llama.cpp does for gpt-oss)")
+        return prompt[:at] + "<|end|>" + prompt[at + len("<|return|>") :]
+    if handler.name == "Gemma 4" and add_generation_prompt and prompt.endswith("<turn|>\n"):
+        rewrites.append(
+            "model turn opened after the template's output (as llama.cpp does for Gemma 4)"
+        )
+        return prompt + "<|turn>model\n"
+    return prompt
+
+
+def _continue(
+    context: RenderContext,
+    handler: Handler | None,
+    messages: list[dict[str, Any]],
+    prompt: str,
+    message: ChatMessage,
+    mode: str | None,
+) -> str:
+    """The text a handler, or the autoparser, writes to continue the final message."""
+    content = mode == "content"
+    if handler is None:
+        tags = _tags(context.source, context.bos, context.eos)
+        gen = generation_prompt(context, messages)
+        return autoparser_continuation(tags, gen, message, content)
+    if handler.name == "Gemma 4":
+        opener = "<|turn>model\n" if prompt.endswith("<turn|>\n") else ""
+        text = opener + "<|channel>thought\n" + message.reasoning_content
+        return text + ("<channel|>" + message.render_content() if content else "")
+    if handler.continuation is None:
+        return ""
+    gen = generation_prompt(context, messages) if handler.name == "MiniMax-M3" else ""
+    return handler.continuation(message.reasoning_content, content, message, gen)

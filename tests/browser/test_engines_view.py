@@ -1,0 +1,44 @@
+"""Choosing the render engine, and diffing the two engines, in a real browser."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from playwright.sync_api import Page, expect
+
+pytestmark = pytest.mark.browser
+
+MESSAGES = [{"role": "developer", "content": "Be brief."}, {"role": "user", "content": "Hi"}]
+
+
+def use_messages(page: Page, messages: list) -> None:
+    if page.locator("#raw-messages").is_hidden():
+        page.click("#toggle-raw")
+    page.fill("#messages", json.dumps(messages))
+
+
+def test_llama_cpp_engine_shows_its_rewrites(page: Page) -> None:
+    use_messages(page, MESSAGES)
+    expect(page.locator("#prompt-raw")).to_have_value(
+        "<|im_start|>developer\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n"
+        "<|im_start|>assistant\n"
+    )
+    page.select_option("#engine", "llama.cpp")
+    expect(page.locator("#rewrites")).to_contain_text("developer message turned into system")
+    expect(page.locator("#prompt-raw")).to_have_value(
+        "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n"
+        "<|im_start|>assistant\n"
+    )
+
+
+def test_diff_of_the_two_engines(page: Page) -> None:
+    use_messages(page, MESSAGES)
+    page.click("#tab-diff")
+    page.check("#compare_engines")
+    expect(page.locator("#view-diff")).to_contain_text("Against the llama.cpp engine.")
+    # Side by side: transformers on the left, llama.cpp on the right.
+    cells = page.locator("#diff-side .cell")
+    expect(cells.nth(0)).to_have_text("<|im_start|>developer\n")
+    expect(cells.nth(1)).to_have_text("<|im_start|>system\n")
+    assert page.locator("#diff-unified .delete").count() > 0
