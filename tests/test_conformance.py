@@ -5,15 +5,12 @@ The two renders must be the same string, or must both fail with the same error t
 
 from __future__ import annotations
 
-import copy
 from functools import cache
 from typing import Any
 
 import pytest
 
-from app.render.chat import RenderRequest, render_chat
-from app.render.problems import TemplateProblem
-from tests.corpus import DEFAULT_SPECIAL_TOKENS, PINNED_NOW, load_conversations
+from tests.corpus import DEFAULT_SPECIAL_TOKENS, load_conversations, our_outcome
 from tests.reference import Outcome, reference_render, reference_tokenizer
 from tests.shared_data import template_files
 
@@ -33,22 +30,7 @@ def expected_outcome(template: str, case: str) -> Outcome:
 
 
 def our_render(case: dict[str, Any], template: str) -> Outcome:
-    case = copy.deepcopy(case)
-    request = RenderRequest(
-        template=template,
-        messages=case["messages"],
-        tools=case["tools"],
-        documents=case["documents"],
-        add_generation_prompt=case["add_generation_prompt"],
-        continue_final_message=case["continue_final_message"],
-        special_tokens=case["special_tokens"],
-        kwargs=case["kwargs"],
-        now=PINNED_NOW,
-    )
-    try:
-        return ("ok", render_chat(request).prompt)
-    except TemplateProblem as problem:
-        return ("error", problem.type, problem.message)
+    return our_outcome(case, template)
 
 
 @pytest.mark.parametrize(("template", "case"), PAIRS, ids=[f"{t}×{c}" for t, c in PAIRS])

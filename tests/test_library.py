@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import copy
-
 import pytest
 
-from app.render.chat import RenderRequest, render_chat
+from app.render.chat import render_chat
 from app.render.problems import TemplateProblem
 from app.sources.library import Library
 from tests.conftest import REPO
-from tests.corpus import PINNED_NOW, load_conversations
+from tests.corpus import case_request, load_conversations
 from tests.shared_data import TEMPLATES_DIR
 
 LIBRARY = Library()
@@ -19,20 +17,8 @@ CASES = load_conversations()
 
 
 def outcome(template: str, case: dict) -> tuple:
-    case = copy.deepcopy(case)
-    request = RenderRequest(
-        template=template,
-        messages=case["messages"],
-        tools=case.get("tools"),
-        documents=case.get("documents"),
-        add_generation_prompt=case.get("add_generation_prompt", False),
-        continue_final_message=case.get("continue_final_message", False),
-        special_tokens=case.get("special_tokens", {}),
-        kwargs=case.get("kwargs", {}),
-        now=PINNED_NOW,
-    )
     try:
-        rendered = render_chat(request)
+        rendered = render_chat(case_request(case, template))
     except TemplateProblem as problem:
         return ("error", problem.type, problem.message)
     return ("ok", rendered.prompt, rendered.generation_spans)

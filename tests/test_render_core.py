@@ -14,7 +14,7 @@ import pytest
 
 from app.render.chat import RenderRequest, render_chat
 from app.render.problems import TemplateProblem
-from tests.corpus import DEFAULT_SPECIAL_TOKENS, PINNED_NOW
+from tests.corpus import DEFAULT_SPECIAL_TOKENS, PINNED_NOW, case_request, our_outcome
 from tests.reference import Outcome, reference_generation_spans, reference_render
 
 CHATML = (
@@ -37,22 +37,7 @@ def case(messages: list[dict[str, Any]], **options: Any) -> dict[str, Any]:
 
 
 def ours(template: str, conversation: dict[str, Any]) -> Outcome:
-    conversation = copy.deepcopy(conversation)
-    request = RenderRequest(
-        template=template,
-        messages=conversation["messages"],
-        tools=conversation["tools"],
-        documents=conversation["documents"],
-        add_generation_prompt=conversation["add_generation_prompt"],
-        continue_final_message=conversation["continue_final_message"],
-        special_tokens=conversation["special_tokens"],
-        kwargs=conversation["kwargs"],
-        now=PINNED_NOW,
-    )
-    try:
-        return ("ok", render_chat(request).prompt)
-    except TemplateProblem as problem:
-        return ("error", problem.type, problem.message)
+    return our_outcome(conversation, template)
 
 
 def assert_same(template: str, messages: list[dict[str, Any]], **options: Any) -> Outcome:
@@ -66,17 +51,7 @@ def assert_same(template: str, messages: list[dict[str, Any]], **options: Any) -
 def problem(template: str, messages: list[dict[str, Any]], **options: Any) -> TemplateProblem:
     conversation = case(messages, **options)
     with pytest.raises(TemplateProblem) as raised:
-        render_chat(
-            RenderRequest(
-                template=template,
-                messages=conversation["messages"],
-                add_generation_prompt=conversation["add_generation_prompt"],
-                continue_final_message=conversation["continue_final_message"],
-                special_tokens=conversation["special_tokens"],
-                kwargs=conversation["kwargs"],
-                now=PINNED_NOW,
-            )
-        )
+        render_chat(case_request(conversation, template))
     return raised.value
 
 

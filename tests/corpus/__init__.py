@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import copy
 import json
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+
+from app.render.chat import RenderRequest, render_chat
+from app.render.problems import TemplateProblem
 
 #: The clock `strftime_now` reads in every conformance render, ours and transformers'.
 PINNED_NOW = datetime(2026, 11, 29, 12, 0, 0)
@@ -49,3 +53,27 @@ def load_conversations() -> list[dict[str, Any]]:
             }
         )
     return loaded
+
+
+def case_request(case: dict[str, Any], template: str) -> RenderRequest:
+    """Our render request for a case (a deep copy: renders must not share inputs)."""
+    case = copy.deepcopy(case)
+    return RenderRequest(
+        template=template,
+        messages=case["messages"],
+        tools=case.get("tools"),
+        documents=case.get("documents"),
+        add_generation_prompt=case.get("add_generation_prompt", False),
+        continue_final_message=case.get("continue_final_message", False),
+        special_tokens=case.get("special_tokens", {}),
+        kwargs=case.get("kwargs", {}),
+        now=PINNED_NOW,
+    )
+
+
+def our_outcome(case: dict[str, Any], template: str) -> tuple:
+    """("ok", prompt) or ("error", type, message), comparable with the reference's."""
+    try:
+        return ("ok", render_chat(case_request(case, template)).prompt)
+    except TemplateProblem as problem:
+        return ("error", problem.type, problem.message)
