@@ -1,10 +1,44 @@
-# Minimal image; the shipping issue makes it multi-stage with a non-root user.
-FROM python:3.11-slim
+# Chat Template Playground:
+#   docker build -t chat-template-playground .
+#   docker run -p 8000:8000 -v playground-data:/data chat-template-playground
+
+# Stage 1: the browser assets, pinned by package-lock.json (what ./playground copies).
+FROM node:20.18.1-bookworm-slim AS assets
+WORKDIR /build
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund \
+    && mkdir vendor \
+    && cp node_modules/htmx.org/dist/htmx.min.js \
+          node_modules/codemirror/lib/codemirror.js \
+          node_modules/codemirror/lib/codemirror.css \
+          node_modules/codemirror/mode/jinja2/jinja2.js \
+          vendor/
+
+# Stage 2: the app under gunicorn, as a non-root user.
+FROM python:3.11.11-slim-bookworm
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    PLAYGROUND_BIND=0.0.0.0:8000 \
+    PLAYGROUND_WORKERS=2 \
+    PLAYGROUND_THREADS=4 \
+    PLAYGROUND_DATA_DIR=/data
+# A numeric user (10001), so that Kubernetes' runAsNonRoot can check it.
+RUN groupadd --system --gid 10001 playground \
+    && useradd --system --no-log-init --uid 10001 --gid playground \
+       --home-dir /nonexistent --shell /usr/sbin/nologin playground \
+    && mkdir /data \
+    && chown playground:playground /data
 WORKDIR /srv/playground
 COPY pyproject.toml README.md gunicorn.conf.py ./
 COPY app ./app
-COPY static ./static
 RUN pip install --no-cache-dir .
-ENV PLAYGROUND_BIND=0.0.0.0:8000
+COPY templates_lib ./templates_lib
+COPY static ./static
+COPY --from=assets /build/vendor ./static/vendor
+USER 10001:10001
+VOLUME ["/data"]
 EXPOSE 8000
+HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
+    CMD ["python", "-c", "import os, urllib.request; port = os.environ['PLAYGROUND_BIND'].rpartition(':')[2]; urllib.request.urlopen(f'http://127.0.0.1:{port}/healthz', timeout=4)"]
 CMD ["python", "-m", "gunicorn", "-c", "gunicorn.conf.py"]

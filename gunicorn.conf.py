@@ -1,5 +1,10 @@
 """gunicorn settings, read from the same `PLAYGROUND_*` variables as the app."""
 
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
 from app.config import load_settings
 
 _settings = load_settings()
@@ -12,3 +17,31 @@ wsgi_app = "app:create_app()"
 # No control socket: it lives at a fixed path in the home folder, which several servers
 # (tests, benchmarks, replicas) would fight over.
 control_socket_disable = True
+
+# Metrics: each worker writes its values to files in PROMETHEUS_MULTIPROC_DIR and /metrics
+# adds up every worker's. prometheus_client reads the variable when it is first imported,
+# in the workers, which inherit it from here. Without one given, a private temporary
+# folder, removed on exit.
+_OWN_METRICS_DIR = not os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+if _OWN_METRICS_DIR:
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="playground-metrics-")
+
+
+def on_starting(server):
+    """Start from zero: forget the metric files of an earlier run."""
+    folder = Path(os.environ["PROMETHEUS_MULTIPROC_DIR"])
+    folder.mkdir(parents=True, exist_ok=True)
+    for stale in folder.glob("*.db"):
+        stale.unlink()
+
+
+def child_exit(server, worker):
+    """A worker is gone: drop its live gauges (its counters still count)."""
+    from prometheus_client import multiprocess
+
+    multiprocess.mark_process_dead(worker.pid)
+
+
+def on_exit(server):
+    if _OWN_METRICS_DIR:
+        shutil.rmtree(os.environ["PROMETHEUS_MULTIPROC_DIR"], ignore_errors=True)

@@ -9,14 +9,14 @@ from typing import Any
 from flask import Flask
 
 from app.config import load_settings, max_body_bytes, render_limits
-from app.render.pool import SandboxPool
 from app.shares.store import ShareStore
 from app.sources.library import DEFAULT_LIBRARY, Library
 from app.sources.store import SourceStore
+from app.storage import open_database
 
 
 def data_dir(app: Flask) -> Path:
-    """Where stored sources (and the default database) live."""
+    """The folder of the default SQLite database."""
     return Path(app.config["DATA_DIR"] or app.instance_path)
 
 
@@ -27,22 +27,34 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     app.config.update(test_config or {})
     app.config["MAX_CONTENT_LENGTH"] = max_body_bytes(app.config)
 
+    # Imported here, not at the top: the sandbox workers import this package too, and
+    # must not load prometheus_client (nor write metric files).
+    from app import observability
+
+    observability.install(app)
+
     # Worker processes start on first use, in the process that serves requests.
-    pool = SandboxPool(render_limits(app.config), workers=int(app.config["THREADS"]))
+    pool = observability.MeasuredSandboxPool(
+        render_limits(app.config), workers=int(app.config["THREADS"])
+    )
     app.extensions["sandbox_pool"] = pool
     atexit.register(pool.close)
 
+    # Shares and sources live in one database, so replicas that share it share both.
+    # Validates PLAYGROUND_DATABASE_URL now (a bad one fails start-up); opens nothing yet.
+    database = open_database(app.config["DATABASE_URL"], data_dir(app))
+    app.extensions["database"] = database
+    app.extensions["share_store"] = ShareStore(database)
     app.extensions["source_store"] = SourceStore(
-        data_dir(app) / "sources", capacity=int(app.config["SOURCE_CACHE"])
+        database,
+        capacity=int(app.config["SOURCE_CACHE"]),
+        on_lookup=observability.count_source_lookup,
     )
 
     library_dir = app.config["LIBRARY_DIR"]
     app.extensions["library"] = Library(Path(library_dir) if library_dir else DEFAULT_LIBRARY)
 
-    # Validates PLAYGROUND_DATABASE_URL now (a bad one fails start-up); opens nothing yet.
-    app.extensions["share_store"] = ShareStore.from_url(app.config["DATABASE_URL"], data_dir(app))
-
-    from app.web import analysis, api, errors, library, page, shares, sources
+    from app.web import analysis, api, errors, library, metrics, page, shares, sources
 
     app.register_blueprint(api.blueprint)
     app.register_blueprint(sources.blueprint)
@@ -50,6 +62,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     app.register_blueprint(analysis.blueprint)
     app.register_blueprint(shares.blueprint)
     app.register_blueprint(page.blueprint)
+    app.register_blueprint(metrics.blueprint)
     errors.register(app)
     page.register_security_headers(app)
     return app

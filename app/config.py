@@ -40,15 +40,16 @@ SETTINGS = (
         "DATA_DIR",
         "",
         str,
-        "Folder for stored sources and the default database (empty: the instance folder).",
+        "Folder of the default SQLite database (empty: the instance folder).",
     ),
     Setting("LIBRARY_DIR", "", str, "Folder of the template library (empty: templates_lib/)."),
     Setting(
         "DATABASE_URL",
         "",
         str,
-        "Where shares are stored: sqlite:///relative.db or sqlite:////absolute.db"
-        " (empty: playground.db in the data folder).",
+        "Where shares and sources are stored: sqlite:///relative.db, sqlite:////absolute.db"
+        " or postgresql://user:password@host:port/database (empty: playground.db in the"
+        " data folder).",
     ),
     Setting(
         "SHARE_MAX_KB", 2048, int, "Largest shared state (KiB of canonical JSON); larger gets 413."

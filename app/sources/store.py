@@ -1,35 +1,44 @@
-"""Parsed sources kept by content id: a bounded in-memory LRU in front of files on disk.
+"""Parsed sources kept by content id: a bounded in-memory LRU in front of the database.
 
 Building a tokenizer from a 150k-token vocabulary takes a second, so a source is built
-once and kept. What is stored on disk is only what it was built from (the GGUF bytes up
-to the end of the KV section, or the uploaded files), so any process that shares the
-folder can rebuild a source it has not seen.
+once and kept. What the database keeps is only what it was built from (the GGUF bytes
+up to the end of the KV section, or the uploaded files as JSON), so any replica that
+shares the database can rebuild a source it has not seen.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
-import tempfile
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import replace
-from pathlib import Path
 
 from app.sources.gguf import IncompleteHeader, read_header
 from app.sources.hf import read_hf_files
 from app.sources.source import Source, content_id, source_from_gguf, source_from_hf
+from app.storage import Database
 
 _ID = re.compile(r"[0-9a-f]{64}")
+
+#: The `kind` column of the two kinds of stored source.
+GGUF, HF = "gguf", "hf"
 
 
 class SourceStore:
     """Sources by id; thread-safe; at most `capacity` kept in memory."""
 
-    def __init__(self, folder: Path, capacity: int = 8) -> None:
-        self.folder = folder
+    def __init__(
+        self,
+        database: Database,
+        capacity: int = 8,
+        on_lookup: Callable[[bool], None] | None = None,
+    ) -> None:
+        self.database = database
         self.capacity = capacity
+        #: Told of each in-memory lookup: True for a hit, False for a miss (for metrics).
+        self.on_lookup = on_lookup
         self._memory: OrderedDict[str, Source] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -41,8 +50,7 @@ class SourceStore:
         kv_section = prefix[: header.kv_bytes]
         source_id = content_id(kv_section)
         if (known := self._remembered(source_id)) is None:
-            self._write(f"{source_id}.gguf", kv_section)
-            return self._remember(source_from_gguf(source_id, header, file_name))
+            return self._keep(source_from_gguf(source_id, header, file_name), GGUF, kv_section)
         # The same header under another file name: same source, the name as given now.
         return replace(known, file_name=file_name or known.file_name)
 
@@ -52,28 +60,37 @@ class SourceStore:
         canonical = json.dumps(files, sort_keys=True, ensure_ascii=False).encode()
         source_id = content_id(canonical)
         if (known := self._remembered(source_id)) is None:
-            self._write(f"{source_id}.hf.json", canonical)
-            known = self._remember(source_from_hf(source_id, parsed))
+            known = self._keep(source_from_hf(source_id, parsed), HF, canonical)
         return known
 
     def get(self, source_id: str) -> Source | None:
-        """The source with this id, rebuilt from disk if this process has not kept it."""
+        """The source with this id, rebuilt from the database if not kept in memory."""
         if not _ID.fullmatch(source_id):
             return None
         if (known := self._remembered(source_id)) is not None:
             return known
         return self._rebuild(source_id)
 
+    def _keep(self, source: Source, kind: str, data: bytes) -> Source:
+        """Store a newly built source's raw material, then keep the source in memory.
+
+        Built first, so that bytes that do not build are never stored; stored before it
+        is remembered, so that a failed write is not hidden by the memory on a retry.
+        """
+        self.database.put_source(source.id, kind, data)
+        return self._remember(source)
+
     def _rebuild(self, source_id: str) -> Source | None:
-        gguf_path = self.folder / f"{source_id}.gguf"
-        hf_path = self.folder / f"{source_id}.hf.json"
-        if gguf_path.exists():
-            header = read_header(gguf_path.read_bytes(), want_tensors=False)
+        stored = self.database.get_source(source_id)
+        if stored is None:
+            return None
+        if stored.kind == GGUF:
+            header = read_header(stored.data, want_tensors=False)
             if isinstance(header, IncompleteHeader):
                 return None
             return self._remember(source_from_gguf(source_id, header))
-        if hf_path.exists():
-            files = json.loads(hf_path.read_text(encoding="utf-8"))
+        if stored.kind == HF:
+            files = json.loads(stored.data.decode("utf-8"))
             return self._remember(source_from_hf(source_id, read_hf_files(files)))
         return None
 
@@ -82,7 +99,9 @@ class SourceStore:
             source = self._memory.get(source_id)
             if source is not None:
                 self._memory.move_to_end(source_id)
-            return source
+        if self.on_lookup is not None:
+            self.on_lookup(source is not None)
+        return source
 
     def _remember(self, source: Source) -> Source:
         with self._lock:
@@ -91,18 +110,3 @@ class SourceStore:
             while len(self._memory) > self.capacity:
                 self._memory.popitem(last=False)
         return source
-
-    def _write(self, name: str, data: bytes) -> None:
-        """Write atomically: a reader never sees half a file."""
-        path = self.folder / name
-        if path.exists():
-            return
-        self.folder.mkdir(parents=True, exist_ok=True)
-        fd, temporary = tempfile.mkstemp(dir=self.folder, prefix=".tmp-")
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-            os.replace(temporary, path)
-        except BaseException:
-            Path(temporary).unlink(missing_ok=True)
-            raise

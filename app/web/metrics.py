@@ -1,0 +1,16 @@
+"""`GET /metrics`: Prometheus' text format (see app/observability.py)."""
+
+from __future__ import annotations
+
+from flask import Blueprint, Response
+
+from app.observability import exposition
+
+blueprint = Blueprint("metrics", __name__)
+
+
+@blueprint.get("/metrics")
+def metrics() -> Response:
+    """Every worker's metrics, added up."""
+    body, content_type = exposition()
+    return Response(body, content_type=content_type)
