@@ -2,16 +2,15 @@
 
 Jinja's sandbox stops templates from reaching Python internals, but its documentation
 says it does not limit CPU or memory: that is the caller's job. Each render runs in a
-pebble worker process whose address space is capped (RLIMIT_AS) and whose task is
-killed when it overruns its time; pebble then starts a fresh worker. The web process
-never compiles or renders a user template itself.
+pebble worker process (see `worker.py` for the limits it sets on itself); a task that
+overruns the wall-clock backstop is killed and pebble starts a fresh worker. The web
+process never compiles or renders a user template itself.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import os
-import resource
 import threading
 from collections.abc import Callable
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -20,53 +19,18 @@ from typing import Any, TypeVar
 
 from pebble import ProcessExpired, ProcessPool
 
-from app.render.chat import Rendered, RenderRequest, render_chat
-from app.render.environment import shared_environment
+from app.render.chat import Rendered, RenderRequest
 from app.render.limits import RenderLimits
-from app.render.llamacpp import render_llamacpp
-from app.render.problems import TemplateProblem, limit_exceeded, problem_from_exception
+from app.render.problems import TemplateProblem, limit_exceeded
+from app.render.worker import CpuTimeExceeded, render_in_worker, run_guarded, start_worker
 
 T = TypeVar("T")
 
 #: Seconds granted on top of the render limit for pickling the answer back.
 TRANSFER_GRACE_SECONDS = 0.5
-
-
-def _virtual_memory_bytes() -> int:
-    """This process's current address-space size, from /proc (Linux)."""
-    with open("/proc/self/statm") as statm:
-        return int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
-
-
-def _start_worker(memory_bytes: int) -> None:
-    """Cap the worker's address space and warm the environment before the first task."""
-    shared_environment()
-    limit = _virtual_memory_bytes() + memory_bytes
-    _, hard = resource.getrlimit(resource.RLIMIT_AS)
-    if hard != resource.RLIM_INFINITY:
-        limit = min(limit, hard)
-    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
-
-
-def _run_guarded(function: Callable[..., T], *args: Any) -> tuple[bool, T | TemplateProblem]:
-    """Run in the worker; problems travel back as values, never as pickled exceptions."""
-    try:
-        return True, function(*args)
-    except BaseException as error:  # MemoryError and RecursionError included
-        return False, problem_from_exception(error)
-
-
-def render_in_worker(request: RenderRequest, limits: RenderLimits) -> Rendered:
-    """The worker side of a render (module level so worker processes can import it)."""
-    if request.engine == "llama.cpp":
-        rendered = render_llamacpp(
-            request,
-            add_bos_token=request.add_bos_token,
-            add_eos_token=request.add_eos_token,
-            limits=limits,
-        )
-        return Rendered(rendered.prompt, [], rendered.rewrites)
-    return render_chat(request, limits)
+#: The wall-clock backstop, as a multiple of the CPU limit: it stops what the CPU timer
+#: cannot interrupt (a long call inside C code) while a busy machine slows honest renders.
+WALL_CLOCK_FACTOR = 4
 
 
 class SandboxPool:
@@ -95,10 +59,13 @@ class SandboxPool:
             # pebble gives up on a pool whose workers it cannot restart: start a new one.
             self.close()
             ok, value = self._schedule(function, args).result()
+        except CpuTimeExceeded:
+            # The CPU timer fired between the task's end and its disarming: still a hit.
+            raise limit_exceeded("cpu_seconds", "The template used up its CPU time.") from None
         except FutureTimeout:
             raise limit_exceeded(
                 "cpu_seconds",
-                f"The template ran for more than {self.limits.cpu_seconds:g} s and was stopped.",
+                f"The template ran for more than {self._wall_seconds():g} s and was stopped.",
             ) from None
         except ProcessExpired as died:
             raise limit_exceeded(
@@ -111,11 +78,14 @@ class SandboxPool:
             raise value
         return value  # type: ignore[return-value]
 
+    def _wall_seconds(self) -> float:
+        return self.limits.cpu_seconds * WALL_CLOCK_FACTOR
+
     def _schedule(self, function: Callable[..., Any], args: tuple) -> Any:
         return self._ensure_pool().schedule(
-            _run_guarded,
-            args=(function, *args),
-            timeout=self.limits.cpu_seconds + TRANSFER_GRACE_SECONDS,
+            run_guarded,
+            args=(self.limits.cpu_seconds, function, *args),
+            timeout=self._wall_seconds() + TRANSFER_GRACE_SECONDS,
         )
 
     def _ensure_pool(self) -> ProcessPool:
@@ -123,10 +93,10 @@ class SandboxPool:
         with self._lock:
             if self._pool is None or self._owner_pid != os.getpid():
                 context = multiprocessing.get_context("forkserver")
-                context.set_forkserver_preload(["app.render.pool"])
+                context.set_forkserver_preload(["app.render.worker"])
                 self._pool = ProcessPool(
                     max_workers=self.workers,
-                    initializer=_start_worker,
+                    initializer=start_worker,
                     initargs=(self.limits.memory_bytes,),
                     context=context,
                 )

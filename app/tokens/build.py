@@ -142,9 +142,12 @@ def _build_wpm(vocab: GgufVocab) -> Tokenizer:
         hf_vocab[hf] = i
     if vocab.unk is None:
         raise UnsupportedVocab("WordPiece vocabulary without an unknown token")
+    # Name the unknown token as spelled above: an unknown token typed NORMAL becomes
+    # "##[UNK]", and the ids (what llama.cpp emits) are the same either way.
+    unk_spelling = next(hf for hf, i in hf_vocab.items() if i == vocab.unk)
     model = models.WordPiece(
         vocab=hf_vocab,
-        unk_token=vocab.tokens[vocab.unk],
+        unk_token=unk_spelling,
         # llama.cpp has no per-word length limit.
         max_input_chars_per_word=1 << 30,
     )

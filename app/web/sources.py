@@ -91,7 +91,10 @@ def tokenize_text() -> tuple[dict, int]:
     if tok is None or not tok.support.supported:
         reason = "this source has no vocabulary" if tok is None else tok.support.reason
         return error_body("TokenizerUnavailable", f"Cannot tokenize: {reason}."), 422
-    tokens = tokenize(tok, text, **flags)
+    try:
+        tokens = tokenize(tok, text, **flags)
+    except Exception as error:  # a hostile vocabulary must cost a clear error, not a 500
+        return error_body("TokenizerUnavailable", f"The tokenizer failed: {error}."), 422
     return {"tokens": [_token_json(t) for t in tokens], "count": len(tokens)}, 200
 
 

@@ -1,0 +1,137 @@
+"""Fast versions of the proof benches: load with hostile clients, GGUF fuzzing, kill -9.
+
+The full runs are `bench/load.py`, `bench/fuzz_gguf.py` and `bench/durability.py`; these
+use the same code with fewer clients, cases and writes (about 20 s in all). Like the rest
+of the suite, they need the shared folder (`../shared`) beside the checkout.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import struct
+
+import pytest
+
+from app import create_app
+from bench import durability, fuzz_gguf, load
+from bench._server import Server
+
+
+@pytest.fixture()
+def fuzz_app(tmp_path):
+    """An application of its own, so fuzzed sources stay out of the session's data."""
+    application = create_app({"TESTING": True, "DATA_DIR": str(tmp_path)})
+    yield application
+    application.extensions["sandbox_pool"].close()
+
+
+def _server(**env: str) -> Server:
+    """gunicorn in its own process group, with a temporary data folder."""
+    server = Server({f"PLAYGROUND_{key}": value for key, value in env.items()})
+    try:
+        server.start()
+    except BaseException:
+        _close(server)
+        raise
+    return server
+
+
+def _close(server: Server) -> None:
+    server.close()
+    shutil.rmtree(server.data_dir, ignore_errors=True)
+
+
+# --------------------------------------------------------------------------- load
+
+
+def test_load_with_hostile_clients_has_no_errors():
+    server = _server(WORKERS="2", THREADS="4", CPU_SECONDS="1")
+    try:
+        workers = server.worker_pids()
+        workload = load.build_workload(server)
+        load.run_phase(server, workload, "warm-up", 2.0, clients=8)
+        calm = load.run_phase(server, workload, "calm", 3.0, clients=8)
+        stormy = load.run_phase(server, workload, "stormy", 3.0, clients=8, hostile_clients=2)
+        load.report_phase(calm)
+        load.report_phase(stormy)
+        load.report_ratio(calm, stormy)  # printed, not asserted: timing depends on the machine
+        for phase in (calm, stormy):
+            assert phase.normal.total_errors == 0, phase.normal.samples
+            for kind in load.KINDS:
+                assert phase.normal.latencies[kind], f"no {kind} request in {phase.name}"
+        assert stormy.hostile.total_errors == 0, stormy.hostile.samples
+        assert sum(len(v) for v in stormy.hostile.latencies.values()) > 0
+        assert server.worker_pids() == workers
+        assert not server.worker_trouble()
+    finally:
+        _close(server)
+
+
+# --------------------------------------------------------------------------- fuzz
+
+
+def test_fuzzed_gguf_headers_in_process(fuzz_app):
+    result = fuzz_gguf.fuzz_in_process(fuzz_app.test_client(), 500)
+    fuzz_gguf.report(result, None, 0)
+    assert result.sent == 500
+    assert result.failed == 0, result.failures
+    # The mutations reach every outcome, including sources that load and tokenize.
+    assert {200, 409, 422} <= set(result.statuses)
+    assert result.tokenize[200] > 0
+
+
+def test_fuzzed_gguf_headers_through_gunicorn():
+    server = _server(WORKERS="2", THREADS="2")
+    try:
+        # Cases 500..599: others than the in-process test's.
+        result, health = fuzz_gguf.fuzz_with_health(server, 100, clients=4, start=500)
+        fuzz_gguf.report(result, health, 512 * 2**20)
+        assert result.failed == 0, result.failures
+        assert health.workers_unchanged, (health.workers_before, health.workers_after)
+        assert not health.trouble, server.tail()
+        assert health.rss_peak - health.rss_start < 512 * 2**20
+    finally:
+        _close(server)
+
+
+def test_fuzz_cases_are_reproducible():
+    assert fuzz_gguf.mutate(1234) == fuzz_gguf.mutate(1234)
+    assert fuzz_gguf.mutate(1234) != fuzz_gguf.mutate(1235)
+
+
+# Found by bench/fuzz_gguf.py (cases 3213 and 8616 of seed 0): a WordPiece vocabulary
+# whose unknown token is typed NORMAL loaded as supported, then tokenizing answered 500.
+def test_wordpiece_vocabulary_with_a_normal_unknown_token_is_not_a_500(fuzz_app):
+    shrunk = f"ggml-vocab-bert-bge.gguf[:{fuzz_gguf.SHRUNK_ITEMS}]"
+    data = bytearray(next(s for s in fuzz_gguf.load_seeds() if s.name == shrunk).data)
+    # tokenizer.ggml.token_type: an array (9) of int32 (5); set [UNK]'s (id 100) type to 1.
+    key = b"tokenizer.ggml.token_type" + struct.pack("<II", 9, 5)
+    items = data.index(key) + len(key) + 8
+    struct.pack_into("<i", data, items + 4 * 100, 1)
+    client = fuzz_app.test_client()
+    loaded = client.post(
+        "/api/sources/gguf", data=bytes(data), content_type="application/octet-stream"
+    )
+    assert loaded.status_code == 200
+    # Words outside the vocabulary need the unknown token.
+    body = json.dumps({"source": loaded.json["id"], "text": "hello wörld 你好"})
+    answer = client.post("/api/tokenize", data=body, content_type="application/json")
+    assert answer.status_code == 200, answer.get_data()
+    assert 100 in [t["id"] for t in answer.json["tokens"]], "unknown words map to [UNK]"
+
+
+# --------------------------------------------------------------------------- durability
+
+
+def test_acknowledged_shares_survive_kill_9_of_the_whole_server():
+    result = durability.run_durability(writes=300, clients=4, kill_fraction=0.5)
+    durability.report(result)
+    assert not result.burst.errors, result.burst.errors
+    assert len(result.burst.acknowledged) >= 150
+    assert result.burst.killed_with_left > 0, "the kill came after the burst, not during it"
+    assert not result.check.lost, result.check.lost
+    assert not result.check.different, result.check.different
+    assert result.check.verified == len(result.burst.acknowledged)
+    assert result.check.write_after_restart in (200, 201)
+    assert result.integrity == "ok"
