@@ -207,7 +207,23 @@
     else changed($("#special_tokens"));
   }
 
-  async function loadSource(upload, fileName) {
+  function humanSize(bytes) {
+    const units = ["bytes", "KB", "MB", "GB", "TB"];
+    let size = bytes;
+    let unit = 0;
+    while (size >= 1000 && unit < units.length - 1) { size /= 1000; unit += 1; }
+    return (unit ? size.toFixed(1) : String(size)) + " " + units[unit];
+  }
+
+  /** What was loaded: the file, its size, and (for GGUF) how much of it was read. */
+  function loadedMessage(source, fileName, fileSize) {
+    const names = Object.keys(source.templates || {});
+    const read = source.header_bytes ? `, header ${humanSize(source.header_bytes)} read` : "";
+    const templates = names.length ? `; templates: ${names.join(", ")}` : "; no template";
+    return `Loaded ${fileName} (${humanSize(fileSize)}${read})${templates}`;
+  }
+
+  async function loadSource(upload, fileName, fileSize) {
     try {
       const answer = await upload();
       if (answer.status !== 200) {
@@ -215,7 +231,7 @@
         uploadStatus(0, `Could not read ${fileName}: ${error.message || "HTTP " + answer.status}`);
         return;
       }
-      uploadStatus(100, `Loaded ${fileName}`);
+      uploadStatus(100, loadedMessage(answer.json, fileName, fileSize));
       useSource(answer.json, fileName);
     } catch (error) {
       uploadStatus(0, String(error.message || error));
@@ -225,13 +241,15 @@
   $("#gguf-file").addEventListener("change", (event) => {
     event.stopPropagation();
     const file = event.target.files[0];
-    if (file) loadSource(() => uploadGGUF(file), file.name);
+    if (file) loadSource(() => uploadGGUF(file), file.name, file.size);
   });
   $("#gguf-file").addEventListener("input", (event) => event.stopPropagation());
   $("#hf-files").addEventListener("change", (event) => {
     event.stopPropagation();
     const files = event.target.files;
-    if (files.length) loadSource(() => uploadHF(files), Array.from(files).map((f) => f.name).join(", "));
+    const list = Array.from(files);
+    const total = list.reduce((sum, file) => sum + file.size, 0);
+    if (list.length) loadSource(() => uploadHF(files), list.map((f) => f.name).join(", "), total);
   });
   $("#hf-files").addEventListener("input", (event) => event.stopPropagation());
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import re
 
+from app import create_app
+
 HELLO = [{"role": "user", "content": "Hello!"}]
 XSS = '<img src=x onerror="alert(1)"></textarea><script>alert(2)</script>'
 
@@ -104,3 +106,18 @@ def test_template_download(client):
     response = client.post("/download/template.jinja", data={"template": "{{ x }}\r\ny\n"})
     assert response.get_data(as_text=True) == "{{ x }}\ny\n"
     assert "attachment" in response.headers["Content-Disposition"]
+
+
+def test_browsers_get_html_errors_and_the_api_json(client):
+    page = client.get("/no/such/page", headers={"Accept": "text/html"})
+    assert page.status_code == 404 and page.mimetype == "text/html"
+    assert "Not Found" in page.get_data(as_text=True)
+    api = client.get("/api/no-such-endpoint", headers={"Accept": "text/html"})
+    assert api.status_code == 404 and api.json["error"]["type"] == "NotFound"
+
+
+def test_upload_cap_is_named_in_the_413(tmp_path):
+    app = create_app({"TESTING": True, "DATA_DIR": str(tmp_path), "UPLOAD_MB": 0.01})
+    response = app.test_client().post("/api/sources/gguf", data=bytes(20_000))
+    assert response.status_code == 413
+    assert response.json["error"]["max_bytes"] == int(0.01 * 1024 * 1024)

@@ -1,8 +1,11 @@
-"""One place that turns every failure into a JSON error with the right status."""
+"""One place that turns every failure into an error with the right status.
+
+API clients get the `{"error": {...}}` JSON; a person browsing gets a small HTML page.
+"""
 
 from __future__ import annotations
 
-from flask import Flask
+from flask import Flask, render_template, request
 from werkzeug.exceptions import HTTPException
 
 from app.render.problems import TemplateProblem
@@ -12,6 +15,13 @@ from app.render.request import RequestError
 def error_body(kind: str, message: str, **fields: object) -> dict:
     """The `{"error": {...}}` shape shared by every endpoint."""
     return {"error": {"type": kind, "message": message, **fields}}
+
+
+def wants_html() -> bool:
+    """A browser asking for a page, as opposed to the API, fragments and `.json` twins."""
+    machine = request.path.startswith(("/api/", "/fragments/")) or request.path.endswith(".json")
+    best = request.accept_mimetypes.best_match(["application/json", "text/html"])
+    return not machine and best == "text/html"
 
 
 def register(app: Flask) -> None:
@@ -27,13 +37,19 @@ def register(app: Flask) -> None:
 
     @app.errorhandler(413)
     def too_large(_: HTTPException) -> tuple[dict, int]:
-        limit = app.config["MAX_CONTENT_LENGTH"]
+        # Uploads have their own, larger cap: the one in force for this request.
+        limit = request.max_content_length or app.config["MAX_CONTENT_LENGTH"]
         message = f"The request body is larger than the limit of {limit:,} bytes."
         return error_body("PayloadTooLarge", message, max_bytes=limit), 413
 
     @app.errorhandler(HTTPException)
-    def http_error(error: HTTPException) -> tuple[dict, int]:
-        return error_body(type(error).__name__, error.description or error.name), error.code or 500
+    def http_error(error: HTTPException) -> tuple[dict | str, int]:
+        message = error.description or error.name
+        if wants_html():
+            return render_template(
+                "error.html", title=error.name, message=message
+            ), error.code or 500
+        return error_body(type(error).__name__, message), error.code or 500
 
     @app.errorhandler(Exception)
     def unexpected(error: Exception) -> tuple[dict, int]:

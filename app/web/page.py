@@ -62,7 +62,8 @@ def shared(share_id: str) -> tuple[str, int]:
     """A share link: the page with that exact state already rendered."""
     state = load_share(share_id)
     if state is None:
-        return render_template("not_found.html", share_id=share_id), 404
+        message = f"There is no share with the id {share_id}."
+        return render_template("error.html", title="No such share", message=message), 404
     return render_template("page.html", **page_context(state)), 200
 
 

@@ -182,6 +182,10 @@ def test_gguf_upload_sends_only_the_header_prefix(
     expect(page.locator("#source-arch")).to_have_text("llama")
     expect(page.locator("#source-vocab")).to_contain_text("32000 tokens")
     expect(page.locator("#special_tokens")).to_have_value(contains('"bos_token": "<s>"'))
+    # The file's name and size, and how little of it was read.
+    expect(page.locator("#upload-message")).to_have_text(
+        "Loaded big-model.gguf (42.7 MB, header 723.9 KB read); no template"
+    )
 
     page.click(".tab[data-view=tokens]")
     expect(page.locator("#output")).to_have_class(re.compile(r"\bview-tokens\b"))
@@ -202,7 +206,9 @@ def test_small_gguf_goes_in_one_request(page: Page) -> None:
     upload_gguf(page, LLAMA_VOCAB)
     expect(page.locator("#source-arch")).to_have_text("llama")
     assert [body_size(request) for request in uploads] == [LLAMA_VOCAB.stat().st_size]
-    expect(page.locator("#upload-message")).to_have_text(f"Loaded {LLAMA_VOCAB.name}")
+    expect(page.locator("#upload-message")).to_have_text(
+        re.compile(rf"^Loaded {re.escape(LLAMA_VOCAB.name)} \(")
+    )
 
 
 def long_header_gguf(path: Path, header_padding: int, tensor_bytes: int) -> None:
@@ -238,7 +244,9 @@ def test_gguf_upload_grows_on_409(page: Page, tmp_path: Path, page_errors: PageE
     sent = [body_size(request) for request in uploads]
     assert sent == [FIRST_PREFIX, max(need, 2 * FIRST_PREFIX)]
     assert sent[1] < size
-    expect(page.locator("#upload-message")).to_have_text("Loaded long-header.gguf")
+    expect(page.locator("#upload-message")).to_have_text(
+        "Loaded long-header.gguf (60.5 MB, header 18.5 MB read); no template"
+    )
 
 
 def test_diff_against_a_modified_template(page: Page) -> None:
@@ -444,3 +452,18 @@ def test_whitespace_toggle_is_local(page: Page) -> None:
     expect(output).to_have_class(re.compile(r"\bshow-ws\b"))
     expect(page.locator("#prompt .seg-space")).to_have_count(1)
     assert len(renders) == 1
+
+
+def test_pasting_an_openai_request_body_loads_messages_tools_and_kwargs(page: Page) -> None:
+    show_raw_messages(page)
+    body = {
+        "model": "any",
+        "messages": [{"role": "user", "content": "From a request body"}],
+        "tools": [{"type": "function", "function": {"name": "lookup"}}],
+        "chat_template_kwargs": {"enable_thinking": False},
+    }
+    page.fill("#messages", json.dumps(body))
+    expect(page.locator("#prompt-raw")).to_have_value(contains("From a request body"))
+    assert messages_json(page) == body["messages"]
+    assert json.loads(page.locator("#tools").input_value()) == body["tools"]
+    assert json.loads(page.locator("#kwargs").input_value()) == {"enable_thinking": False}
