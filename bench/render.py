@@ -39,22 +39,20 @@ import http.client  # noqa: E402
 import json  # noqa: E402
 import os  # noqa: E402
 import random  # noqa: E402
-import signal  # noqa: E402
-import socket  # noqa: E402
+import shutil  # noqa: E402
 import statistics  # noqa: E402
-import subprocess  # noqa: E402
-import tempfile  # noqa: E402
 import threading  # noqa: E402
 import time  # noqa: E402
 from collections import defaultdict  # noqa: E402
 from dataclasses import dataclass, field  # noqa: E402
-from typing import IO, Any  # noqa: E402
+from typing import Any  # noqa: E402
 
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
 from app.config import load_settings  # noqa: E402
 from app.render.chat import RenderRequest, render_chat  # noqa: E402
 from app.render.problems import TemplateProblem  # noqa: E402
+from bench._server import Server  # noqa: E402
 from tests.corpus import PINNED_NOW, load_conversations  # noqa: E402
 from tests.reference import pinned_transformers_clock, reference_tokenizer  # noqa: E402
 from tests.shared_data import TEMPLATES_DIR, template_files  # noqa: E402
@@ -68,7 +66,6 @@ HTTP_TEMPLATES = (
     "NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use",
 )
 CLIENT_THREADS = 4
-HEALTH_TIMEOUT_S = 30.0
 REQUEST_TIMEOUT_S = 30.0
 
 
@@ -285,12 +282,6 @@ def report_in_process(result: InProcessResult) -> None:
 # --------------------------------------------------------------------------- HTTP
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def http_payloads() -> list[tuple[str, bytes, str]]:
     """(label, JSON body, expected prompt) for each tool template × tool case we can render."""
     cases = [case for case in load_conversations() if case["tools"]]
@@ -321,59 +312,6 @@ def http_payloads() -> list[tuple[str, bytes, str]]:
     if not payloads:
         raise SystemExit("No tool template × tool case renders: nothing to send over HTTP.")
     return payloads
-
-
-class Server:
-    """gunicorn started from `gunicorn.conf.py` on a free port; always stopped by `stop()`."""
-
-    def __init__(self, log: IO[bytes]) -> None:
-        self.port = _free_port()
-        self.log = log
-        env = {**os.environ, "PLAYGROUND_BIND": f"127.0.0.1:{self.port}"}
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py"],
-            cwd=_ROOT,
-            env=env,
-            stdout=self.log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,  # its own process group, for the last-resort kill
-        )
-
-    def wait_healthy(self) -> float:
-        started = time.perf_counter()
-        deadline = started + HEALTH_TIMEOUT_S
-        while time.perf_counter() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(
-                    f"gunicorn exited with {self.process.returncode}:\n{self.tail()}"
-                )
-            try:
-                connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=2)
-                connection.request("GET", "/healthz")
-                if connection.getresponse().status == 200:
-                    connection.close()
-                    return time.perf_counter() - started
-                connection.close()
-            except OSError:
-                pass
-            time.sleep(0.1)
-        raise RuntimeError(f"gunicorn did not answer /healthz in {HEALTH_TIMEOUT_S:g} s")
-
-    def tail(self, chars: int = 3000) -> str:
-        self.log.seek(0)
-        return self.log.read().decode(errors="replace")[-chars:]
-
-    def stop(self) -> int | None:
-        """SIGTERM the master and wait; kill its process group only if it will not stop."""
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                print("warning: gunicorn ignored SIGTERM for 20 s; killing its group")
-                os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait(timeout=5)
-        return self.process.returncode
 
 
 @dataclass
@@ -474,8 +412,7 @@ def _send_all(
 def bench_http(mode: Mode) -> tuple[HttpResult, list[tuple[str, bytes, str]]]:
     payloads = http_payloads()
     result = HttpResult()
-    with tempfile.TemporaryFile() as log:
-        _run_server_bench(Server(log), payloads, mode, result)
+    _run_server_bench(Server(), payloads, mode, result)
     return result, payloads
 
 
@@ -483,7 +420,7 @@ def _run_server_bench(
     server: Server, payloads: list[tuple[str, bytes, str]], mode: Mode, result: HttpResult
 ) -> None:
     try:
-        result.health_s = server.wait_healthy()
+        result.health_s = server.start()
         # The very first render starts the sandbox pool of one worker: report it apart.
         label, body, _ = payloads[0]
         client = Client(server.port, result, threading.Lock())
@@ -504,6 +441,8 @@ def _run_server_bench(
         raise
     finally:
         code = server.stop()
+        server.close()
+        shutil.rmtree(server.data_dir, ignore_errors=True)
         if code not in (0, None):
             print(f"note: gunicorn exited with code {code}")
 

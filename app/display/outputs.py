@@ -189,9 +189,7 @@ def _commands(
     return commands, facts["builtin"]
 
 
-def build_outputs(
-    state: dict[str, Any], pool: SandboxPool, store: SourceStore, model_name: str | None = None
-) -> Outputs:
+def build_outputs(state: dict[str, Any], pool: SandboxPool, store: SourceStore) -> Outputs:
     """Render the state and derive every view from the prompt."""
     source_ref = state.get("source") or {}
     source = store.get(source_ref["id"]) if source_ref.get("id") else None
@@ -208,7 +206,7 @@ def build_outputs(
         main.tokens, note = _tokens(source, main.prompt)
         if main.tokens is not None:
             spans = token_spans(main.prompt, main.tokens)
-    file_name = source_ref.get("file_name") or model_name
+    file_name = source_ref.get("file_name")
     analysis, analysis_problem = None, None
     if state.get("view") == "analysis" and main.prompt is not None:
         analysis, analysis_problem = _analysis(pool, state, source)
