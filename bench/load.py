@@ -117,12 +117,12 @@ class Workload:
 
 def build_workload(server: Server) -> Workload:
     """Upload the vocabulary, and prepare every body with its expected answer."""
-    from app.render.chat import RenderRequest, render_chat
+    from app.render.chat import render_chat
     from app.render.problems import TemplateProblem
     from app.sources.gguf import read_header
     from app.sources.source import source_from_gguf
     from app.tokens.vocab import tokenize
-    from tests.corpus import PINNED_NOW, load_conversations
+    from tests.corpus import case_body, case_request, load_conversations
     from tests.shared_data import TEMPLATES_DIR, VOCAB_DIR
 
     vocab = (VOCAB_DIR / VOCAB).read_bytes()
@@ -145,28 +145,8 @@ def build_workload(server: Server) -> Workload:
         for case in load_conversations():
             if not case["tools"]:
                 continue
-            body = {
-                "template": source,
-                "messages": case["messages"],
-                "tools": case["tools"],
-                "documents": case["documents"],
-                "add_generation_prompt": case["add_generation_prompt"],
-                "continue_final_message": case["continue_final_message"],
-                "special_tokens": case["special_tokens"],
-                "kwargs": case["kwargs"],
-                "now": PINNED_NOW.isoformat(),
-            }
-            request = RenderRequest(
-                template=source,
-                messages=case["messages"],
-                tools=case["tools"],
-                documents=case["documents"],
-                add_generation_prompt=case["add_generation_prompt"],
-                continue_final_message=case["continue_final_message"],
-                special_tokens=case["special_tokens"],
-                kwargs=case["kwargs"],
-                now=PINNED_NOW,
-            )
+            body = case_body(case, source)
+            request = case_request(case, source)
             try:
                 prompt = render_chat(request).prompt
             except TemplateProblem:

@@ -53,7 +53,7 @@ from app.config import load_settings  # noqa: E402
 from app.render.chat import RenderRequest, render_chat  # noqa: E402
 from app.render.problems import TemplateProblem  # noqa: E402
 from bench._server import Server  # noqa: E402
-from tests.corpus import PINNED_NOW, load_conversations  # noqa: E402
+from tests.corpus import case_body, case_request, load_conversations  # noqa: E402
 from tests.reference import pinned_transformers_clock, reference_tokenizer  # noqa: E402
 from tests.shared_data import TEMPLATES_DIR, template_files  # noqa: E402
 
@@ -93,20 +93,6 @@ class Pair:
     case: str
     ours: RenderRequest
     theirs: tuple[Any, dict[str, Any]]  # tokenizer, apply_chat_template keyword arguments
-
-
-def _our_request(case: dict[str, Any], source: str) -> RenderRequest:
-    return RenderRequest(
-        template=source,
-        messages=case["messages"],
-        tools=case["tools"],
-        documents=case["documents"],
-        add_generation_prompt=case["add_generation_prompt"],
-        continue_final_message=case["continue_final_message"],
-        special_tokens=case["special_tokens"],
-        kwargs=case["kwargs"],
-        now=PINNED_NOW,
-    )
 
 
 def _their_call(case: dict[str, Any], source: str) -> tuple[Any, dict[str, Any]]:
@@ -175,7 +161,7 @@ def bench_in_process(mode: Mode) -> InProcessResult:
     if not templates:
         raise SystemExit(f"No templates found in {TEMPLATES_DIR}: is ../shared beside the repo?")
     all_pairs = [
-        Pair(name, case["name"], _our_request(case, source), _their_call(case, source))
+        Pair(name, case["name"], case_request(case, source), _their_call(case, source))
         for name, source in templates.items()
         for case in cases
     ]
@@ -294,20 +280,10 @@ def http_payloads() -> list[tuple[str, bytes, str]]:
         source = path.read_text(encoding="utf-8")
         for case in cases:
             try:
-                expected = render_chat(_our_request(case, source)).prompt
+                expected = render_chat(case_request(case, source)).prompt
             except TemplateProblem:
                 continue  # a template refusing a case is a 422, not what this measures
-            body = {
-                "template": source,
-                "messages": case["messages"],
-                "tools": case["tools"],
-                "documents": case["documents"],
-                "add_generation_prompt": case["add_generation_prompt"],
-                "continue_final_message": case["continue_final_message"],
-                "special_tokens": case["special_tokens"],
-                "kwargs": case["kwargs"],
-                "now": PINNED_NOW.isoformat(),
-            }
+            body = case_body(case, source)
             payloads.append((f"{name}×{case['name']}", json.dumps(body).encode(), expected))
     if not payloads:
         raise SystemExit("No tool template × tool case renders: nothing to send over HTTP.")

@@ -71,6 +71,21 @@ def case_request(case: dict[str, Any], template: str) -> RenderRequest:
     )
 
 
+def case_body(case: dict[str, Any], template: str) -> dict[str, Any]:
+    """The `/api/render` body for a case, with the pinned clock."""
+    return {
+        "template": template,
+        "messages": case["messages"],
+        "tools": case.get("tools"),
+        "documents": case.get("documents"),
+        "add_generation_prompt": case.get("add_generation_prompt", False),
+        "continue_final_message": case.get("continue_final_message", False),
+        "special_tokens": case.get("special_tokens", {}),
+        "kwargs": case.get("kwargs", {}),
+        "now": PINNED_NOW.isoformat(),
+    }
+
+
 def our_outcome(case: dict[str, Any], template: str) -> tuple:
     """("ok", prompt) or ("error", type, message), comparable with the reference's."""
     try:
