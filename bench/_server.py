@@ -11,33 +11,25 @@
 
 from __future__ import annotations
 
+import contextlib
+import http.client
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
 import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import IO, Any
 
-_HERE = Path(__file__).resolve().parent
-ROOT = _HERE.parent
-# Run as a script, this folder heads sys.path: put the repository root there instead, so
-# `app` and `tests` import and no file here shadows a module of the same name.
-if sys.path and Path(sys.path[0] or ".").resolve() == _HERE:
-    sys.path[0] = str(ROOT)
-elif str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-import contextlib  # noqa: E402
-import http.client  # noqa: E402
-import json  # noqa: E402
-import os  # noqa: E402
-import re  # noqa: E402
-import shutil  # noqa: E402
-import signal  # noqa: E402
-import socket  # noqa: E402
-import subprocess  # noqa: E402
-import tempfile  # noqa: E402
-import threading  # noqa: E402
-import time  # noqa: E402
-from dataclasses import dataclass  # noqa: E402
-from typing import IO, Any  # noqa: E402
-
+#: The repository root: where gunicorn.conf.py is, and so where gunicorn starts.
+ROOT = Path(__file__).resolve().parents[1]
 HOST = "127.0.0.1"
 HEALTH_TIMEOUT_S = 30.0
 STOP_TIMEOUT_S = 20.0

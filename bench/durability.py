@@ -1,4 +1,4 @@
-"""Shares survive `kill -9` of the whole server: `python bench/durability.py`.
+"""Shares survive `kill -9` of the whole server: `python -m bench.durability`.
 
 Run from the repository root. Starts gunicorn (`gunicorn.conf.py`, 2 workers × 4 threads)
 in its own process group with a temporary data folder (so the default SQLite database
@@ -22,27 +22,19 @@ the kernel's page cache intact, so it does not test fsync; a power cut would.
 
 from __future__ import annotations
 
+import argparse
+import shutil
+import sqlite3
 import sys
+import tempfile
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-_HERE = Path(__file__).resolve().parent
-_ROOT = _HERE.parent
-if sys.path and Path(sys.path[0] or ".").resolve() == _HERE:
-    sys.path[0] = str(_ROOT)
-elif str(_ROOT) not in sys.path:
-    sys.path.insert(0, str(_ROOT))
-
-import argparse  # noqa: E402
-import shutil  # noqa: E402
-import sqlite3  # noqa: E402
-import tempfile  # noqa: E402
-import threading  # noqa: E402
-import time  # noqa: E402
-import uuid  # noqa: E402
-from dataclasses import dataclass, field  # noqa: E402
-from typing import Any  # noqa: E402
-
-from bench._server import Client, Server  # noqa: E402
+from bench._server import ROOT, Client, Server
 
 PINNED_NOW = "2026-11-29T12:00:00"
 COMPARED = ("template", "messages", "now")
@@ -210,7 +202,7 @@ def sqlite_file(data_dir: str, database_url: str) -> Path | None:
     if scheme.lower() != "sqlite":
         return None
     # sqlite:///relative.db or sqlite:////absolute.db, relative to gunicorn's folder.
-    return _ROOT / rest[1:]
+    return ROOT / rest[1:]
 
 
 def sqlite_integrity(path: Path | None) -> str | None:

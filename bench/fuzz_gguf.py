@@ -1,4 +1,4 @@
-"""Fuzz POST /api/sources/gguf with mutated GGUF headers: `python bench/fuzz_gguf.py`.
+"""Fuzz POST /api/sources/gguf with mutated GGUF headers: `python -m bench.fuzz_gguf`.
 
 Run from the repository root with the shared folder (`../shared`) beside the checkout.
 The seeds are llama.cpp's vocabulary GGUF files (`../shared/upstream/llama.cpp/vocab`),
@@ -33,30 +33,22 @@ quarter of the run). `--count` cases (default 10,000); exits 1 on any failure.
 
 from __future__ import annotations
 
+import argparse
+import json
+import random
+import shutil
+import struct
 import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
+from typing import Any
 
-_HERE = Path(__file__).resolve().parent
-_ROOT = _HERE.parent
-if sys.path and Path(sys.path[0] or ".").resolve() == _HERE:
-    sys.path[0] = str(_ROOT)
-elif str(_ROOT) not in sys.path:
-    sys.path.insert(0, str(_ROOT))
-
-import argparse  # noqa: E402
-import json  # noqa: E402
-import random  # noqa: E402
-import shutil  # noqa: E402
-import struct  # noqa: E402
-import threading  # noqa: E402
-import time  # noqa: E402
-from collections import Counter  # noqa: E402
-from collections.abc import Callable, Iterator  # noqa: E402
-from dataclasses import dataclass, field  # noqa: E402
-from functools import cache  # noqa: E402
-from typing import Any  # noqa: E402
-
-from bench._server import Client, RssSampler, Server, mib  # noqa: E402
+from bench._server import Client, RssSampler, Server, mib
 
 DEFAULT_SEED = 20261129
 #: Arrays of a shrunk seed keep this many items.

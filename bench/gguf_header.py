@@ -1,4 +1,4 @@
-"""Benchmark the GGUF header reader: `python bench/gguf_header.py`.
+"""Benchmark the GGUF header reader: `python -m bench.gguf_header`.
 
 Builds a header with 150k tokens and 150k merges, then three files sharing it: the header
 alone (what gguf-py's GGUFReader reads), and sparse 10 MB and 40 GB files. Prints our time
@@ -9,15 +9,11 @@ peak memory. Everything lives in a temporary directory that is removed at the en
 from __future__ import annotations
 
 import os
-import sys
 import tempfile
 import time
 import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
-
-# Run as a script from anywhere: the repository root provides `app`.
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
 from gguf import GGUFReader, GGUFWriter

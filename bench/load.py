@@ -1,4 +1,4 @@
-"""Load test through gunicorn, then the same load beside hostile templates: `python bench/load.py`.
+"""Load test through gunicorn, then the same load beside hostile templates: `python -m bench.load`.
 
 Run from the repository root with the shared folder (`../shared`) beside the checkout.
 Starts gunicorn (`gunicorn.conf.py`; PLAYGROUND_WORKERS=2, PLAYGROUND_THREADS=8 unless the
@@ -26,28 +26,19 @@ stopped whatever happens. `--quick` runs 10 s phases.
 
 from __future__ import annotations
 
+import argparse
+import json
+import random
+import shutil
 import sys
-from pathlib import Path
+import threading
+import time
+import uuid
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from typing import Any
 
-_HERE = Path(__file__).resolve().parent
-_ROOT = _HERE.parent
-if sys.path and Path(sys.path[0] or ".").resolve() == _HERE:
-    sys.path[0] = str(_ROOT)
-elif str(_ROOT) not in sys.path:
-    sys.path.insert(0, str(_ROOT))
-
-import argparse  # noqa: E402
-import json  # noqa: E402
-import random  # noqa: E402
-import shutil  # noqa: E402
-import threading  # noqa: E402
-import time  # noqa: E402
-import uuid  # noqa: E402
-from collections import Counter, defaultdict  # noqa: E402
-from dataclasses import dataclass, field  # noqa: E402
-from typing import Any  # noqa: E402
-
-from bench._server import Client, RssSampler, Server, mib, percentile  # noqa: E402
+from bench._server import Client, RssSampler, Server, mib, percentile
 
 GOAL_RATIO = 2.0
 TEMPLATES = (

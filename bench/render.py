@@ -1,4 +1,4 @@
-"""Benchmark chat-template rendering, in process and over HTTP: `python bench/render.py [--quick]`.
+"""Benchmark chat-template rendering, in process and over HTTP: `python -m bench.render [--quick]`.
 
 Run from the repository root, with the shared folder (`../shared`) beside the checkout and
 transformers installed (the `test` extra). Two measurements:
@@ -21,41 +21,30 @@ Nothing is asserted about absolute times: they depend on the machine. `--quick` 
 repetitions and requests (under ~40 s; the full run stays under ~3 minutes).
 """
 
+import argparse
+import gc
+import http.client
+import json
+import os
+import random
+import shutil
+import statistics
 import sys
-from pathlib import Path
-
-_HERE = Path(__file__).resolve().parent
-_ROOT = _HERE.parent
-# Run as a script, this folder heads sys.path: put the repository root there instead, so
-# `app` and `tests` import and no file here shadows a module of the same name.
-if sys.path and Path(sys.path[0] or ".").resolve() == _HERE:
-    sys.path[0] = str(_ROOT)
-elif str(_ROOT) not in sys.path:
-    sys.path.insert(0, str(_ROOT))
-
-import argparse  # noqa: E402
-import gc  # noqa: E402
-import http.client  # noqa: E402
-import json  # noqa: E402
-import os  # noqa: E402
-import random  # noqa: E402
-import shutil  # noqa: E402
-import statistics  # noqa: E402
-import threading  # noqa: E402
-import time  # noqa: E402
-from collections import defaultdict  # noqa: E402
-from dataclasses import dataclass, field  # noqa: E402
-from typing import Any  # noqa: E402
+import threading
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
 
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
-from app.config import load_settings  # noqa: E402
-from app.render.chat import RenderRequest, render_chat  # noqa: E402
-from app.render.problems import TemplateProblem  # noqa: E402
-from bench._server import Server  # noqa: E402
-from tests.corpus import case_body, case_request, load_conversations  # noqa: E402
-from tests.reference import pinned_transformers_clock, reference_tokenizer  # noqa: E402
-from tests.shared_data import TEMPLATES_DIR, template_files  # noqa: E402
+from app.config import load_settings
+from app.render.chat import RenderRequest, render_chat
+from app.render.problems import TemplateProblem
+from bench._server import Server
+from tests.corpus import case_body, case_request, load_conversations
+from tests.reference import pinned_transformers_clock, reference_tokenizer
+from tests.shared_data import TEMPLATES_DIR, template_files
 
 GOAL_RATIO = 1.5
 #: Real templates that take tools, sent over HTTP with the corpus' tool cases.

@@ -1,20 +1,16 @@
 """Time `app.tokens.vocab.tokenize` (ids + boundaries) on a ~100k-token prompt.
 
-    python bench/tokenization.py [--vocab path/to/ggml-vocab-*.gguf] [--tokens 100000]
+    python -m bench.tokenization [--vocab path/to/ggml-vocab-*.gguf] [--tokens 100000]
 
 Defaults to llama.cpp's llama-spm test vocabulary in the shared folder beside the checkout.
 Prints the build time, the time of `tokenize` and, beside it, a bare `Tokenizer.encode` of the
 same text (the floor: no special-token partition, no Token objects).
 """
 
-import sys
-from pathlib import Path
-
-# Run as a script from anywhere: the repository root provides `app`.
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
 import argparse
+import sys
 import time
+from pathlib import Path
 
 from gguf import GGUFReader
 
