@@ -35,6 +35,13 @@ SETTINGS = (
     Setting("OUTPUT_CHARS", 2_000_000, int, "Characters a render may write."),
     Setting("TEMPLATE_KB", 256, int, "Largest template source accepted (KiB)."),
     Setting("MAX_BODY_MB", 8, float, "Largest JSON request body (MiB); larger gets 413."),
+    Setting(
+        "JSON_DEPTH",
+        64,
+        int,
+        "Deepest nesting of lists and objects in a JSON body or field; deeper gets 400 naming"
+        " where.",
+    ),
     Setting("UPLOAD_MB", 512, float, "Largest GGUF prefix or Hugging Face upload (MiB)."),
     Setting(
         "DATA_DIR",

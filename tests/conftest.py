@@ -11,15 +11,18 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
 from app import create_app
 
 REPO = Path(__file__).resolve().parents[1]
+T = TypeVar("T")
 
 
 @pytest.fixture(scope="session")
@@ -62,6 +65,70 @@ class LiveServer:
     def get(self, path: str, timeout: float = 10) -> int:
         with urllib.request.urlopen(self.url + path, timeout=timeout) as response:
             return response.status
+
+    def send(
+        self,
+        method: str,
+        path: str,
+        data: bytes | None = None,
+        headers: dict[str, str] | None = None,
+        timeout: float = 30,
+    ) -> tuple[int, dict[str, str], bytes]:
+        """Any request, as raw as an attacker would send it: status, headers, body."""
+        request = urllib.request.Request(self.url + path, data=data, method=method)
+        for name, value in (headers or {}).items():
+            request.add_header(name, value)
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as response:
+                return response.status, dict(response.headers), response.read()
+        except urllib.error.HTTPError as error:
+            return error.code, dict(error.headers), error.read()
+
+    def worker_pids(self) -> list[int]:
+        """The gunicorn master's worker processes (its direct children), sorted."""
+        return sorted(
+            pid
+            for pid in _child_pids(self.process.pid)
+            if _command(pid).startswith(_command(self.process.pid)[:40])
+        )
+
+    def survives(self, attack: Callable[[], T], attackers: int = 1) -> list[T]:
+        """Run `attack` from `attackers` threads; meanwhile a small render must answer
+        within a second, and afterwards the same gunicorn workers must still serve."""
+        before = self.worker_pids()
+        assert before, "no gunicorn workers found"
+        with ThreadPoolExecutor(max_workers=attackers + 1) as executor:
+            futures = [executor.submit(attack) for _ in range(attackers)]
+            time.sleep(0.1)  # let the attack start first
+            started = time.monotonic()
+            status, body = self.post("/api/render", NORMAL_RENDER)
+            normal_seconds = time.monotonic() - started
+            results = [future.result(timeout=120) for future in futures]
+        assert (status, body.get("prompt")) == (200, "Hello!"), body
+        assert normal_seconds < 1.0, f"a normal render took {normal_seconds:.2f} s"
+        assert self.process.poll() is None, "gunicorn died"
+        assert self.worker_pids() == before, "a gunicorn worker was replaced"
+        return results
+
+
+#: A small render that must stay fast while the server is under attack.
+NORMAL_RENDER = {
+    "template": "{{ messages[0].content }}",
+    "messages": [{"role": "user", "content": "Hello!"}],
+}
+
+
+def _child_pids(pid: int) -> list[int]:
+    with open(f"/proc/{pid}/task/{pid}/children") as children:
+        return [int(child) for child in children.read().split()]
+
+
+def _command(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+            return cmdline.read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
 
 
 def start_gunicorn(extra_env: dict[str, str]) -> LiveServer:

@@ -116,3 +116,28 @@ def test_unsafe_lookups_that_are_only_printed_render_nothing(client, template):
     # gives "" (as in transformers), using it raises. Nothing leaks either way.
     response = client.post("/api/render", json={"template": template, "messages": HELLO})
     assert (response.status_code, response.json["prompt"]) == (200, "")
+
+
+#: Objects a template can hand to `raise_exception`, and what the message says of each.
+RAISED_OBJECTS = {
+    "cycler": ("{{ raise_exception(cycler(1, 2)) }}", "Cycler object"),
+    "loop": ("{% for m in messages %}{{ raise_exception(loop) }}{% endfor %}", "LoopContext"),
+    "self": ("{{ raise_exception(self) }}", "TemplateReference"),
+    "lipsum": ("{{ raise_exception(lipsum) }}", "generate_lorem_ipsum"),
+    "a macro": ("{% macro f() %}x{% endmacro %}{{ raise_exception(f) }}", "Macro 'f'"),
+    "a number": ("{{ raise_exception(123) }}", "123"),
+    "a namespace": ("{{ raise_exception(namespace(a=1)) }}", "Namespace"),
+}
+
+
+@pytest.mark.parametrize("engine", ["transformers", "llama.cpp"])
+@pytest.mark.parametrize("name", RAISED_OBJECTS)
+def test_objects_raised_by_a_template_come_back_as_text(live_server, name, engine):
+    template, words = RAISED_OBJECTS[name]
+    body = {"template": template, "messages": HELLO, "engine": engine}
+    [(status, answer)] = live_server.survives(lambda: live_server.post("/api/render", body))
+    assert status == 422
+    error = answer["error"]
+    assert error["limit"] is None, "misreported as a limit"
+    assert isinstance(error["message"], str)
+    assert words in error["message"]

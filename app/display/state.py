@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from app.untrusted_json import DEFAULT_MAX_DEPTH, JSONRefused, loads
+
 #: Fields of the form holding JSON, with the JSON type each must have and its default.
 JSON_FIELDS: dict[str, tuple[type, Any]] = {
     "messages": (list, []),
@@ -46,15 +48,15 @@ def default_state(template: str, now: datetime | None = None) -> dict[str, Any]:
     }
 
 
-def _json_field(form: Mapping[str, str], name: str) -> tuple[Any, str | None]:
+def _json_field(form: Mapping[str, str], name: str, max_depth: int) -> tuple[Any, str | None]:
     kind, default = JSON_FIELDS[name]
     text = (form.get(name) or "").strip()
     if not text:
         return default, None
     try:
-        value = json.loads(text)
-    except json.JSONDecodeError as error:
-        return default, f"not valid JSON: {error.msg} (line {error.lineno}, column {error.colno})"
+        value = loads(text, max_depth, where=name)
+    except JSONRefused as error:
+        return default, error.message
     if value is not None and not isinstance(value, kind):
         return default, f"must be a JSON {'list' if kind is list else 'object'}"
     return value, None
@@ -83,12 +85,17 @@ def _source(form: Mapping[str, str]) -> dict[str, Any] | None:
     }
 
 
-def state_from_form(form: Mapping[str, str]) -> tuple[dict[str, Any], dict[str, str]]:
-    """The state a submitted form describes, and a message per field it could not read."""
+def state_from_form(
+    form: Mapping[str, str], max_depth: int = DEFAULT_MAX_DEPTH
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """The state a submitted form describes, and a message per field it could not read.
+
+    `max_depth` bounds the nesting of the JSON fields (`PLAYGROUND_JSON_DEPTH`).
+    """
     problems: dict[str, str] = {}
     state: dict[str, Any] = {"template": _lf(form.get("template", ""))}
     for name in JSON_FIELDS:
-        state[name], problem = _json_field(form, name)
+        state[name], problem = _json_field(form, name, max_depth)
         if problem:
             problems[name] = problem
     state["add_generation_prompt"] = form.get("add_generation_prompt") in ("on", "true", "1")

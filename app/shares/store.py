@@ -6,13 +6,13 @@ only keeps text by id. Nothing is opened until the first call.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from app.shares.state import SHARE_ID, canonical_json, share_id
 from app.storage import URL_VARIABLE, Database, open_database
 from app.storage.sqlite import DEFAULT_FILE, SqliteDatabase, database_path
+from app.untrusted_json import DEFAULT_MAX_DEPTH, loads
 
 __all__ = ["DEFAULT_FILE", "URL_VARIABLE", "ShareStore", "database_path"]
 
@@ -40,12 +40,16 @@ class ShareStore:
         self.database.put_share(new_id, canonical)
         return new_id
 
-    def get(self, share_id: str) -> dict[str, Any] | None:
-        """The stored state, or None for an unknown or malformed id."""
+    def get(self, share_id: str, max_depth: int = DEFAULT_MAX_DEPTH) -> dict[str, Any] | None:
+        """The stored state, or None for an unknown or malformed id.
+
+        Read like any visitor's JSON: a state stored before the nesting limit existed, or
+        under a looser one, raises `JSONRefused` instead of tripping up what renders it.
+        """
         if not SHARE_ID.fullmatch(share_id):
             return None
         text = self.database.get_share(share_id)
-        return None if text is None else json.loads(text)
+        return None if text is None else loads(text, max_depth)
 
     def exists(self, share_id: str) -> bool:
         """Whether a share with this id is stored (without reading its state)."""

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import time
 
 from flask import Blueprint, current_app, request
 
 from app.render.pool import SandboxPool
 from app.render.request import RequestError, parse_render_request
+from app.untrusted_json import JSONRefused, loads
 
 blueprint = Blueprint("api", __name__)
 
@@ -18,19 +18,21 @@ def sandbox_pool() -> SandboxPool:
     return current_app.extensions["sandbox_pool"]
 
 
+def max_json_depth() -> int:
+    """How deep a JSON value a visitor may send (`PLAYGROUND_JSON_DEPTH`)."""
+    return int(current_app.config["JSON_DEPTH"])
+
+
 def json_body() -> object:
-    """The request body as JSON, whatever its declared content type."""
-    raw = request.get_data(cache=True)
+    """The request body as JSON, whatever its declared content type.
+
+    Read with `untrusted_json`: a body nested past `PLAYGROUND_JSON_DEPTH` is a 400 that
+    names where, before anything else can trip over it.
+    """
     try:
-        return json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise RequestError(None, "The request body is not UTF-8 text.") from None
-    except json.JSONDecodeError as error:
-        raise RequestError(
-            None,
-            f"The request body is not valid JSON: {error.msg} "
-            f"(line {error.lineno}, column {error.colno}).",
-        ) from None
+        return loads(request.get_data(cache=True), max_json_depth())
+    except JSONRefused as error:
+        raise RequestError(error.path, f"The request body is {error.message}.") from None
 
 
 @blueprint.get("/healthz")

@@ -8,6 +8,7 @@ from __future__ import annotations
 from flask import Flask, render_template, request
 from werkzeug.exceptions import HTTPException
 
+from app.budget import OverLimit
 from app.render.problems import TemplateProblem
 from app.render.request import RequestError
 
@@ -30,6 +31,13 @@ def register(app: Flask) -> None:
     @app.errorhandler(TemplateProblem)
     def template_problem(problem: TemplateProblem) -> tuple[dict, int]:
         return {"error": problem.to_json()}, 422
+
+    @app.errorhandler(OverLimit)
+    def over_limit(error: OverLimit) -> tuple[dict | str, int, dict[str, str]]:
+        if wants_html():
+            page = render_template("error.html", title="Over a limit", message=error.message)
+            return page, error.status, error.headers
+        return {"error": error.to_json()}, error.status, error.headers
 
     @app.errorhandler(RequestError)
     def bad_request(error: RequestError) -> tuple[dict, int]:

@@ -8,7 +8,7 @@ from flask import Blueprint, Response, abort, render_template, request
 
 from app.display.outputs import build_outputs
 from app.display.state import default_state, form_values, state_from_form
-from app.web.api import sandbox_pool
+from app.web.api import max_json_depth, sandbox_pool
 from app.web.library import library
 from app.web.shares import load_share
 from app.web.sources import source_store
@@ -42,7 +42,7 @@ def index() -> str:
 @blueprint.post("/")
 def submit() -> str:
     """The form posted without JavaScript: the whole page, rendered for that state."""
-    state, problems = state_from_form(request.form)
+    state, problems = state_from_form(request.form, max_json_depth())
     if request.form.get("action") == "load_library":
         chosen = library().template(request.form.get("library", ""))
         if chosen is not None:
@@ -53,7 +53,7 @@ def submit() -> str:
 @blueprint.post("/fragments/output")
 def output_fragment() -> str:
     """The output views for the posted form (htmx swaps them in while the user types)."""
-    state, problems = state_from_form(request.form)
+    state, problems = state_from_form(request.form, max_json_depth())
     return render_template("_output.html", fragment=True, **page_context(state, problems))
 
 

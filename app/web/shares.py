@@ -9,11 +9,13 @@ from typing import Any
 
 from flask import Blueprint, current_app, request
 
+from app.budget import OverLimit
 from app.display.state import state_from_form
 from app.shares.state import ShareTooLarge, canonical_json, check_size, normalise_state
 from app.shares.state import share_id as content_id
 from app.shares.store import ShareStore
-from app.web.api import json_body
+from app.untrusted_json import JSONRefused
+from app.web.api import json_body, max_json_depth
 from app.web.errors import error_body
 
 blueprint = Blueprint("shares", __name__)
@@ -33,8 +35,16 @@ def share_max_bytes() -> int:
 
 
 def load_share(share_id: str) -> dict[str, Any] | None:
-    """The stored state of a share, or None for an unknown or malformed id."""
-    return share_store().get(share_id)
+    """The stored state of a share, or None for an unknown or malformed id.
+
+    A state nested deeper than `PLAYGROUND_JSON_DEPTH` allows (stored before the limit,
+    or under a looser one) is refused with 422 rather than rendered.
+    """
+    try:
+        return share_store().get(share_id, max_json_depth())
+    except JSONRefused as error:
+        message = f"This share cannot be opened: its state is {error.message}."
+        raise OverLimit("json_depth", message, fields={"field": error.path}) from None
 
 
 @blueprint.post("/api/shares")
@@ -46,7 +56,7 @@ def create_share() -> tuple[dict, int]:
 @blueprint.post("/fragments/share")
 def share_form() -> tuple[dict, int]:
     """The page's Share button: the posted form, stored as a share."""
-    state, problems = state_from_form(request.form)
+    state, problems = state_from_form(request.form, max_json_depth())
     if problems:
         field, message = next(iter(problems.items()))
         return error_body("BadRequest", f"{field}: {message}", field=field), 400

@@ -1,0 +1,202 @@
+"""Worker processes that run work on untrusted input under time, memory and wait limits.
+
+Jinja's sandbox stops templates from reaching Python internals, and the tokenizers
+library parses whatever vocabulary it is given, but neither limits CPU or memory: that is
+the caller's job. A `WorkerPool` runs module-level functions in pebble worker processes
+that cap their own memory and CPU time (`guard.py`); a task that overruns the wall-clock
+backstop is killed and pebble starts a fresh worker.
+
+Three rules keep a single request from wedging the pool:
+
+- the caller pickles the task itself, in its own thread, so a task that can never be
+  sent (nested too deep, say) fails at once instead of killing pebble's scheduler thread
+  (which would leave every later task waiting forever);
+- the worker pickles its answer (`guard.run_guarded`), and the answer is read back with
+  an unpickler that only makes plain values and the project's own dataclasses;
+- every wait on a future is bounded: past the backstop plus a grace, the pool is
+  presumed broken, replaced, and the request gets an answer naming the limit.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import multiprocessing
+import os
+import pickle
+import threading
+from collections.abc import Callable
+from concurrent.futures import CancelledError
+from concurrent.futures import TimeoutError as FutureTimeout
+from concurrent.futures.process import BrokenProcessPool
+from typing import Any, TypeVar
+
+from pebble import ProcessExpired, ProcessPool
+
+from app.pool.guard import CpuTimeExceeded, run_guarded, start_worker
+from app.render.problems import TemplateProblem, limit_exceeded
+
+T = TypeVar("T")
+
+#: Seconds granted on top of the wall-clock backstop for sending the answer back.
+TRANSFER_GRACE_SECONDS = 0.5
+#: The wall-clock backstop, as a multiple of the CPU limit: it stops what the CPU timer
+#: cannot interrupt (a long call inside C code) while a busy machine slows honest tasks.
+WALL_CLOCK_FACTOR = 4
+#: Seconds a caller waits past the backstop before it presumes the pool broken: time for
+#: pebble to notice the timeout, kill the worker and report.
+STUCK_GRACE_SECONDS = 2.0
+
+#: Modules every worker process imports before it forks (pools add theirs): loaded once
+#: in multiprocessing's forkserver, a replaced worker starts in milliseconds.
+_PRELOAD = {"app.pool.guard"}
+
+#: Classes outside the project that an answer may hold.
+_PLAIN_GLOBALS = {
+    ("builtins", "set"),
+    ("builtins", "frozenset"),
+    ("builtins", "bytearray"),
+    ("datetime", "datetime"),
+    ("datetime", "date"),
+    ("datetime", "timedelta"),
+    ("datetime", "timezone"),
+}
+
+
+class PoolUnavailable(Exception):
+    """A task that the pool could not run at all (its workers keep dying, or it stopped)."""
+
+
+class _AnswerUnpickler(pickle.Unpickler):
+    """Makes plain values and the project's dataclasses, and nothing else.
+
+    A worker runs hostile input; if it were ever subverted, its answer must not be able
+    to make the web process call arbitrary functions while unpickling.
+    """
+
+    def find_class(self, module: str, name: str) -> Any:
+        if (module, name) in _PLAIN_GLOBALS:
+            return super().find_class(module, name)
+        if module == "app" or module.startswith("app."):
+            found = super().find_class(module, name)
+            if isinstance(found, type) and dataclasses.is_dataclass(found):
+                return found
+        raise pickle.UnpicklingError(f"a worker's answer may not hold {module}.{name}")
+
+
+def read_answer(data: bytes) -> tuple[bool, Any]:
+    """The `(ok, value)` a worker pickled."""
+    return _AnswerUnpickler(io.BytesIO(data)).load()
+
+
+class WorkerPool:
+    """A pool of bounded worker processes, started lazily in the process that uses it.
+
+    `noun` names what runs in the messages of its errors ("The template", "The
+    tokenizer"); `warm_up` is a `module:function` each worker calls once at start;
+    `preload` lists modules to import in the forkserver that every worker forks from
+    (one per process, so it gets the modules of every pool made before the first start).
+    """
+
+    def __init__(
+        self,
+        *,
+        cpu_seconds: float,
+        memory_bytes: int,
+        workers: int,
+        noun: str = "The task",
+        warm_up: str | None = None,
+        preload: tuple[str, ...] = (),
+    ) -> None:
+        self.cpu_seconds = cpu_seconds
+        self.memory_bytes = memory_bytes
+        self.workers = workers
+        self.noun = noun
+        self.warm_up = warm_up
+        self._pool: ProcessPool | None = None
+        self._owner_pid: int | None = None
+        self._lock = threading.Lock()
+        _PRELOAD.update(preload)
+
+    @property
+    def wall_seconds(self) -> float:
+        """The wall-clock backstop of one task."""
+        return self.cpu_seconds * WALL_CLOCK_FACTOR
+
+    def run(self, function: Callable[..., T], *args: Any) -> T:
+        """Run a module-level `function(*args)` in a worker; raises `TemplateProblem`."""
+        payload = self._pickled(function, args)
+        try:
+            ok, value = self._wait(payload)
+        except (BrokenProcessPool, RuntimeError, PoolUnavailable):
+            # pebble gives up on a pool whose workers it cannot restart: start a new one.
+            self.close()
+            ok, value = self._wait(payload)
+        if not ok:
+            assert isinstance(value, TemplateProblem)
+            raise value
+        return value  # type: ignore[no-any-return]
+
+    def _pickled(self, function: Callable[..., Any], args: tuple) -> bytes:
+        try:
+            return pickle.dumps((function, args), protocol=pickle.HIGHEST_PROTOCOL)
+        except RecursionError:
+            raise limit_exceeded(
+                "recursion", "The input nests too deeply to be sent to a worker."
+            ) from None
+
+    def _wait(self, payload: bytes) -> tuple[bool, Any]:
+        """Schedule and wait, within the backstop plus a grace; map pebble's failures."""
+        future = self._ensure_pool().schedule(
+            run_guarded,
+            args=(self.cpu_seconds, payload),
+            timeout=self.wall_seconds + TRANSFER_GRACE_SECONDS,
+        )
+        try:
+            answer = future.result(
+                timeout=self.wall_seconds + TRANSFER_GRACE_SECONDS + STUCK_GRACE_SECONDS
+            )
+        except CpuTimeExceeded:
+            # The CPU timer fired between the task's end and its disarming: still a hit.
+            raise limit_exceeded("cpu_seconds", f"{self.noun} used up its CPU time.") from None
+        except FutureTimeout:
+            if not future.done():
+                # pebble should have stopped the task by now: its pool is wedged.
+                future.cancel()
+                self.close()
+            raise limit_exceeded(
+                "cpu_seconds",
+                f"{self.noun} ran for more than {self.wall_seconds:g} s and was stopped.",
+            ) from None
+        except ProcessExpired as died:
+            raise limit_exceeded(
+                "memory",
+                f"The worker died (exit code {died.exitcode}): {self.noun.lower()} exhausted "
+                "its memory or stack. It has been replaced.",
+            ) from None
+        except CancelledError:
+            raise PoolUnavailable("the pool was stopped while the task waited") from None
+        return read_answer(answer)
+
+    def _ensure_pool(self) -> ProcessPool:
+        # A pool belongs to the process that started it: after a fork, start a new one.
+        with self._lock:
+            if self._pool is None or self._owner_pid != os.getpid():
+                context = multiprocessing.get_context("forkserver")
+                context.set_forkserver_preload(sorted(_PRELOAD))
+                self._pool = ProcessPool(
+                    max_workers=self.workers,
+                    initializer=start_worker,
+                    initargs=(self.memory_bytes, self.warm_up),
+                    context=context,
+                )
+                self._owner_pid = os.getpid()
+            return self._pool
+
+    def close(self) -> None:
+        """Stop the workers; the pool starts again on next use."""
+        with self._lock:
+            pool, self._pool = self._pool, None
+            if pool is not None and self._owner_pid == os.getpid():
+                pool.stop()
+                pool.join()

@@ -1,0 +1,129 @@
+"""The worker side of a bounded pool: limits on CPU, memory and priority around each task.
+
+Each worker process caps its own address space at start (RLIMIT_AS), runs every task
+under a CPU-time timer (SIGPROF after the task's CPU seconds) and lowers its scheduling
+priority when a task runs long, so a task that burns its allowance competes with nobody
+but other long tasks. The pool (`app.pool`) adds a wall-clock backstop.
+
+Tasks arrive pickled by the caller (see `WorkerPool.run`) and answer with plain values:
+whatever a task raises becomes a `TemplateProblem` of strings and numbers here, in the
+worker, so nothing unpicklable or hostile ever crosses back.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import os
+import pickle
+import resource
+import signal
+from typing import Any
+
+from app.render.problems import TemplateProblem, limit_exceeded, problem_from_exception
+
+#: Scheduling priority of a worker: below the web process (nice 0), which parses
+#: requests and answers everyone else.
+WORKER_NICE = 5
+#: A task still running after this many seconds drops to the lowest priority.
+DEMOTE_AFTER_SECONDS = 0.25
+
+
+class CpuTimeExceeded(BaseException):
+    """Raised by the CPU timer inside a task.
+
+    A BaseException, so that no `except Exception` in a task's call path (ours, Jinja's,
+    a template's) can swallow it and let the task go on.
+    """
+
+
+def _virtual_memory_bytes() -> int:
+    """This process's current address-space size, from /proc (Linux)."""
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def _demote(signum: int, frame: Any) -> None:
+    """A long task: let every short one go first."""
+    os.setpriority(os.PRIO_PROCESS, 0, 19)
+
+
+def _out_of_cpu(signum: int, frame: Any) -> None:
+    raise CpuTimeExceeded
+
+
+def start_worker(memory_bytes: int, warm_up: str | None = None) -> None:
+    """Set the worker's priority, timers and address-space cap.
+
+    `warm_up` names a module-level function (`package.module:function`) called before the
+    cap is set, to load what every task needs once.
+    """
+    os.setpriority(os.PRIO_PROCESS, 0, WORKER_NICE)
+    signal.signal(signal.SIGALRM, _demote)
+    signal.signal(signal.SIGPROF, _out_of_cpu)
+    if warm_up:
+        module, _, name = warm_up.partition(":")
+        getattr(importlib.import_module(module), name)()
+    limit = _virtual_memory_bytes() + memory_bytes
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if hard != resource.RLIM_INFINITY:
+        limit = min(limit, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+
+
+def _restore_priority() -> None:
+    # Without CAP_SYS_NICE a process cannot raise its priority again: it stays low.
+    with contextlib.suppress(PermissionError):
+        os.setpriority(os.PRIO_PROCESS, 0, WORKER_NICE)
+
+
+def run_guarded(cpu_seconds: float, payload: bytes) -> bytes:
+    """Run one pickled `(function, args)` task; answer `(ok, value)`, pickled here.
+
+    Pickling the answer here, under the task's CPU timer, turns an answer that cannot
+    be sent (nested too deep, or holding an object a template made) into a problem
+    instead of a worker that dies while replying. Problems carry only plain values.
+    """
+    signal.setitimer(signal.ITIMER_REAL, DEMOTE_AFTER_SECONDS)
+    signal.setitimer(signal.ITIMER_PROF, cpu_seconds)
+    try:
+        try:
+            function, args = pickle.loads(payload)
+            return pickle.dumps((True, function(*args)), protocol=pickle.HIGHEST_PROTOCOL)
+        except CpuTimeExceeded:
+            raise
+        except BaseException as error:  # MemoryError and RecursionError included
+            return _pickled_problem(problem_from_exception(error))
+    except CpuTimeExceeded:
+        message = f"The task used more than {cpu_seconds:g} s of CPU time and was stopped."
+        return _pickled_problem(limit_exceeded("cpu_seconds", message))
+    finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        if os.getpriority(os.PRIO_PROCESS, 0) != WORKER_NICE:
+            _restore_priority()
+
+
+def _text(value: Any, fallback: str) -> str:
+    if isinstance(value, str):
+        return str.__str__(value)
+    try:
+        return str(value)
+    except BaseException:
+        return fallback
+
+
+def plain_problem(problem: TemplateProblem) -> TemplateProblem:
+    """The same problem with only built-in values in its fields.
+
+    A template can raise with any object as its message (`raise_exception(cycler())`, a
+    macro, a loop): it is turned into its text here, in the worker.
+    """
+    kind = _text(problem.type, "Error")
+    line = problem.line if type(problem.line) is int else None
+    limit = _text(problem.limit, "") or None if problem.limit is not None else None
+    return TemplateProblem(kind, _text(problem.message, kind) or kind, line, limit)
+
+
+def _pickled_problem(problem: TemplateProblem) -> bytes:
+    return pickle.dumps((False, plain_problem(problem)), protocol=pickle.HIGHEST_PROTOCOL)
