@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from flask import Flask
+from werkzeug.middleware.proxy_fix import ProxyFix
 
 from app.config import load_settings, max_body_bytes, render_limits
 from app.shares.store import ShareStore
@@ -26,6 +27,10 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     app.config.update(load_settings())
     app.config.update(test_config or {})
     app.config["MAX_CONTENT_LENGTH"] = max_body_bytes(app.config)
+    proxies = int(app.config["TRUSTED_PROXIES"])
+    if proxies > 0:
+        # The client's address is what the proxies we trust say it is, and no more.
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=proxies)  # type: ignore[method-assign]
 
     # Imported here, not at the top: the sandbox workers import this package too, and
     # must not load prometheus_client (nor write metric files).

@@ -62,6 +62,13 @@ SETTINGS = (
         "SHARE_MAX_KB", 2048, int, "Largest shared state (KiB of canonical JSON); larger gets 413."
     ),
     Setting("SOURCE_CACHE", 8, int, "Parsed sources (with tokenizers) kept in memory per worker."),
+    Setting(
+        "TRUSTED_PROXIES",
+        0,
+        int,
+        "Proxies in front of the service whose X-Forwarded-For is believed (0: the TCP peer"
+        " is the client). Per-client limits count by that address (IPv6: by /64).",
+    ),
     Setting("BIND", "127.0.0.1:8000", str, "Address gunicorn listens on."),
     Setting("WORKERS", 2, int, "gunicorn worker processes."),
     Setting(
