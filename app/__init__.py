@@ -9,9 +9,10 @@ from typing import Any
 from flask import Flask
 from werkzeug.middleware.proxy_fix import ProxyFix
 
-from app.config import load_settings, max_body_bytes, render_limits
+from app.config import load_settings, max_body_bytes, render_limits, source_limits
 from app.shares.store import ShareStore
 from app.sources.library import DEFAULT_LIBRARY, Library
+from app.sources.service import SourceWorkers
 from app.sources.store import SourceStore
 from app.storage import open_database
 
@@ -50,10 +51,17 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     database = open_database(app.config["DATABASE_URL"], data_dir(app))
     app.extensions["database"] = database
     app.extensions["share_store"] = ShareStore(database)
+    # Uploads are parsed, and tokenizers built and run, only in bounded source workers.
+    source_workers = SourceWorkers(
+        lanes=int(app.config["SOURCE_WORKERS"]),
+        cpu_seconds=float(app.config["SOURCE_CPU_SECONDS"]),
+        memory_bytes=int(app.config["SOURCE_MEMORY_MB"]) * 1024 * 1024,
+        limits=source_limits(app.config),
+    )
+    atexit.register(source_workers.close)
+    app.extensions["source_workers"] = source_workers
     app.extensions["source_store"] = SourceStore(
-        database,
-        capacity=int(app.config["SOURCE_CACHE"]),
-        on_lookup=observability.count_source_lookup,
+        database, source_workers, on_lookup=observability.count_source_lookup
     )
 
     library_dir = app.config["LIBRARY_DIR"]

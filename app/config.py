@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.render.limits import RenderLimits
+from app.sources.limits import SourceLimits
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,13 @@ SETTINGS = (
         "Deepest nesting of lists and objects in a JSON body or field; deeper gets 400 naming"
         " where.",
     ),
-    Setting("UPLOAD_MB", 512, float, "Largest GGUF prefix or Hugging Face upload (MiB)."),
+    Setting(
+        "UPLOAD_MB",
+        64,
+        float,
+        "Largest GGUF prefix or Hugging Face upload (MiB); the largest real headers and"
+        " tokenizer.json files are about 35 MiB.",
+    ),
     Setting(
         "DATA_DIR",
         "",
@@ -61,7 +68,54 @@ SETTINGS = (
     Setting(
         "SHARE_MAX_KB", 2048, int, "Largest shared state (KiB of canonical JSON); larger gets 413."
     ),
-    Setting("SOURCE_CACHE", 8, int, "Parsed sources (with tokenizers) kept in memory per worker."),
+    Setting(
+        "SOURCE_WORKERS",
+        2,
+        int,
+        "Source worker processes per web process: they parse uploads, build tokenizers, keep"
+        " them and tokenize.",
+    ),
+    Setting(
+        "SOURCE_CPU_SECONDS",
+        10.0,
+        float,
+        "CPU seconds one source task (parsing an upload with its tokenizer, or tokenizing)"
+        " may use; a wall-clock backstop at 4x stops the worker.",
+    ),
+    Setting(
+        "SOURCE_MEMORY_MB",
+        2048,
+        int,
+        "Memory (MiB) a source worker may add on top of its start; half of it keeps built"
+        " tokenizers.",
+    ),
+    Setting(
+        "SOURCE_CACHE",
+        8,
+        int,
+        "Built tokenizers a source worker keeps (within half its memory).",
+    ),
+    Setting(
+        "TOKENS_PER_ANSWER",
+        100_000,
+        int,
+        "Tokens one /api/tokenize answer carries at most ('offset' pages through the rest)"
+        " and the Tokens view shows.",
+    ),
+    Setting(
+        "ANALYSIS_TURNS",
+        32,
+        int,
+        "User turns the Analysis follows (two renders each); the answer says how many of"
+        " how many it analysed.",
+    ),
+    Setting(
+        "GGUF_ARRAY_ITEMS",
+        4_000_000,
+        int,
+        "Items in all the arrays of a GGUF header (tokens, scores, types, merges); more gets"
+        " 422 naming the limit.",
+    ),
     Setting(
         "TRUSTED_PROXIES",
         0,
@@ -101,6 +155,16 @@ def render_limits(config: Mapping[str, Any]) -> RenderLimits:
         memory_bytes=int(config["MEMORY_MB"]) * 1024 * 1024,
         output_chars=int(config["OUTPUT_CHARS"]),
         template_bytes=int(config["TEMPLATE_KB"]) * 1024,
+    )
+
+
+def source_limits(config: Mapping[str, Any]) -> SourceLimits:
+    """What one source may cost, from a Flask config."""
+    return SourceLimits(
+        array_items=int(config["GGUF_ARRAY_ITEMS"]),
+        template_bytes=int(config["TEMPLATE_KB"]) * 1024,
+        cache_bytes=int(config["SOURCE_MEMORY_MB"]) * 1024 * 1024 // 2,
+        cache_entries=int(config["SOURCE_CACHE"]),
     )
 
 

@@ -154,7 +154,10 @@ class Server:
                 connection = http.client.HTTPConnection(HOST, self.port, timeout=2)
                 try:
                     connection.request("GET", "/healthz")
-                    if connection.getresponse().status == 200:
+                    # Healthy once one worker answers and every worker has been forked
+                    # (gunicorn spawns them a little apart).
+                    answered = connection.getresponse().status == 200
+                    if answered and len(self.worker_pids()) >= self.expected_workers:
                         return time.perf_counter() - started
                 finally:
                     connection.close()
@@ -162,6 +165,11 @@ class Server:
                 pass
             time.sleep(0.1)
         raise RuntimeError(f"gunicorn did not answer /healthz in {HEALTH_TIMEOUT_S:g} s")
+
+    @property
+    def expected_workers(self) -> int:
+        """How many gunicorn workers the settings ask for."""
+        return int(self.env.get("PLAYGROUND_WORKERS") or 2)
 
     @property
     def pid(self) -> int:

@@ -110,9 +110,8 @@ def build_workload(server: Server) -> Workload:
     """Upload the vocabulary, and prepare every body with its expected answer."""
     from app.render.chat import render_chat
     from app.render.problems import TemplateProblem
-    from app.sources.gguf import read_header
-    from app.sources.source import source_from_gguf
-    from app.tokens.vocab import tokenize
+    from app.sources.gguf import IncompleteHeader, read_header
+    from app.tokens.vocab import VocabTokenizer, tokenize
     from tests.corpus import case_body, case_request, load_conversations
     from tests.shared_data import TEMPLATES_DIR, VOCAB_DIR
 
@@ -128,7 +127,9 @@ def build_workload(server: Server) -> Workload:
         raise RuntimeError(f"uploading {VOCAB} answered {answer.status}: {answer.body[:300]!r}")
     source_id = answer.json()["id"]
     # The same vocabulary, built in this process: the ids every answer must have.
-    tokenizer = source_from_gguf(source_id, read_header(vocab, want_tensors=False)).tokenizer
+    header = read_header(vocab, want_tensors=False)
+    assert not isinstance(header, IncompleteHeader)
+    tokenizer = VocabTokenizer.from_gguf_fields(header.fields)
 
     cases = []
     for name in TEMPLATES:

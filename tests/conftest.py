@@ -143,13 +143,17 @@ def start_gunicorn(extra_env: dict[str, str]) -> LiveServer:
         stderr=subprocess.DEVNULL,
     )
     server = LiveServer(f"http://127.0.0.1:{port}", process)
+    workers = int(env.get("PLAYGROUND_WORKERS") or 2)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         try:
-            if server.get("/healthz", timeout=1) == 200:
+            # Ready once one worker answers and all have been forked (gunicorn spawns
+            # them a little apart), so tests that compare worker pids see them all.
+            if server.get("/healthz", timeout=1) == 200 and len(server.worker_pids()) >= workers:
                 return server
         except OSError:
-            time.sleep(0.1)
+            pass
+        time.sleep(0.1)
     process.kill()
     raise RuntimeError("gunicorn did not answer /healthz within 30 s")
 

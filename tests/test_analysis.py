@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import pytest
 
 from app.analysis.analyze import analyze
@@ -107,8 +109,11 @@ CHAT = [
 def analysis_of(app, template: str, source=None, **changes) -> dict:
     with app.app_context():
         pool = app.extensions["sandbox_pool"]
+        store = app.extensions["source_store"]
+        token_ids = partial(store.token_ids, source) if source is not None else None
         fields = {"messages": CHAT, "add_generation_prompt": True}
-        return analyze(RenderRequest(template=template, **{**fields, **changes}), pool, source)
+        request = RenderRequest(template=template, **{**fields, **changes})
+        return analyze(request, pool, source, token_ids)
 
 
 def test_chatml_keeps_the_whole_first_request(app):

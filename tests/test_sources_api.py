@@ -45,6 +45,7 @@ def test_gguf_prefix_grows_until_the_header_is_read(client):
         "vocab_size": 32000,
         "supported": True,
         "reason": None,
+        "limit": None,
     }
     assert body["metadata"]["architecture"] == "llama"
     assert body["header_bytes"] <= sent[-1]

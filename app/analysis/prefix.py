@@ -9,7 +9,7 @@ most of it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -27,12 +27,19 @@ def user_turn_requests(messages: Sequence[dict[str, Any]]) -> list[list[dict[str
 
 
 def shared_prefix(left: Sequence[Any], right: Sequence[Any]) -> int:
-    """Length of the common prefix of two strings or token lists."""
-    limit = min(len(left), len(right))
-    index = 0
-    while index < limit and left[index] == right[index]:
-        index += 1
-    return index
+    """Length of the common prefix of two strings or token lists.
+
+    A binary search over slice comparisons: each comparison runs in C, so two 2 MB
+    prompts cost milliseconds instead of a Python loop over every character.
+    """
+    low, high = 0, min(len(left), len(right))
+    while low < high:
+        middle = (low + high + 1) // 2
+        if left[low:middle] == right[low:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
 
 
 @dataclass(frozen=True)
@@ -63,13 +70,14 @@ def compare_requests(
     turn: int,
     left: str,
     right: str,
-    tokenize: Callable[[str], list[int]] | None = None,
+    ids: tuple[list[int], list[int]] | None = None,
     answered: str | None = None,
 ) -> TurnPair:
-    """Compare request `turn` with the next one; `answered` is request k plus its answer."""
+    """Compare request `turn` with the next one; `ids` are both requests' token ids, and
+    `answered` is request k plus its answer."""
     shared = shared_prefix(left, right)
     differs = shared < len(left)
-    shared_tokens = shared_prefix(tokenize(left), tokenize(right)) if tokenize else None
+    shared_tokens = shared_prefix(*ids) if ids is not None else None
     return TurnPair(
         from_turn=turn,
         to_turn=turn + 1,

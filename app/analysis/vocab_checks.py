@@ -1,18 +1,30 @@
-"""Checks that need the model's vocabulary: BOS, the end-of-turn token, split markers."""
+"""Checks that need the model's vocabulary: BOS, the end-of-turn token, split markers.
+
+The vocabulary runs in a source worker: every text these checks tokenize is collected
+first and sent in one batch (`TokenIds`), then the checks read the ids.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from app.analysis.diagnostics import Diagnostic, line_of
 from app.display.prompt import template_markers
 from app.sources.source import Source
-from app.tokens.vocab import VocabTokenizer, tokenize
 
 #: The special tokens at which generation stops (llama.cpp's end-of-generation set).
 END_OF_GENERATION = ("eos_token", "eot_token", "eom_token")
 
+#: Token ids of each text (special tokens parsed), or None when the vocabulary failed.
+TokenIds = Callable[[list[str]], list[list[int]] | None]
 
-def _ids(tok: VocabTokenizer, text: str) -> list[int]:
-    return [t.id for t in tokenize(tok, text, parse_special=True)]
+
+class _Vocabulary:
+    """The ids of every text the checks need, and the vocabulary's EOS id."""
+
+    def __init__(self, ids: dict[str, list[int]], eos_id: int | None) -> None:
+        self.ids = ids
+        self.eos_id = eos_id
 
 
 def doubled_bos(prompt: str, template: str, bos: str | None, add_bos: bool | None) -> list:
@@ -29,28 +41,32 @@ def doubled_bos(prompt: str, template: str, bos: str | None, add_bos: bool | Non
     ]
 
 
+def _stops(special_tokens: dict[str, str]) -> set[str]:
+    return {special_tokens[name] for name in END_OF_GENERATION if special_tokens.get(name)}
+
+
 def end_marker_checks(
-    marker: str, template: str, special_tokens: dict[str, str], tok: VocabTokenizer | None
+    marker: str, template: str, special_tokens: dict[str, str], vocabulary: _Vocabulary | None
 ) -> list[Diagnostic]:
     """The marker that ends an assistant turn must be one end-of-generation token."""
-    stops = {special_tokens[name] for name in END_OF_GENERATION if special_tokens.get(name)}
+    stops = _stops(special_tokens)
     line = line_of(template, marker)
-    if tok is None or not tok.support.supported:
+    if vocabulary is None:
         if stops and marker not in stops:
             names = ", ".join(sorted(stops))
             message = f"Assistant turns end with {marker!r}, which is not an end token ({names})."
             return [Diagnostic("end-marker-not-eog", "warning", message, line)]
         return []
-    ids = _ids(tok, marker)
+    ids = vocabulary.ids[marker]
     if len(ids) != 1:
         message = (
             f"Assistant turns end with {marker!r}, which this vocabulary splits into "
             f"{len(ids)} tokens: the model cannot emit it as one stop token."
         )
         return [Diagnostic("end-marker-split", "error", message, line)]
-    stop_ids = {i for text in stops for i in _ids(tok, text)[:1]}
-    if tok.eos_id is not None:
-        stop_ids.add(tok.eos_id)
+    stop_ids = {i for text in stops for i in vocabulary.ids[text][:1]}
+    if vocabulary.eos_id is not None:
+        stop_ids.add(vocabulary.eos_id)
     if ids[0] not in stop_ids:
         message = (
             f"Assistant turns end with {marker!r} (id {ids[0]}), which is not among the "
@@ -60,12 +76,14 @@ def end_marker_checks(
     return []
 
 
-def split_markers(prompt: str, template: str, tok: VocabTokenizer) -> list[Diagnostic]:
+def _written_markers(prompt: str, template: str) -> list[str]:
+    return [marker for marker in template_markers(template) if marker in prompt]
+
+
+def split_markers(prompt: str, template: str, vocabulary: _Vocabulary) -> list[Diagnostic]:
     found = []
-    for marker in template_markers(template):
-        if marker not in prompt:
-            continue
-        count = len(_ids(tok, marker))
+    for marker in _written_markers(prompt, template):
+        count = len(vocabulary.ids[marker])
         if count > 1:
             message = (
                 f"The template writes {marker!r}, which this vocabulary splits into {count} "
@@ -81,17 +99,24 @@ def vocabulary_diagnostics(
     special_tokens: dict[str, str],
     source: Source | None,
     end_marker: str | None,
+    token_ids: TokenIds | None = None,
 ) -> list[Diagnostic]:
     """Findings that depend on the loaded source (its vocabulary and BOS flag)."""
     if prompt is None:
         return []
-    tok = source.tokenizer if source else None
-    usable = tok if tok is not None and tok.support.supported else None
+    vocabulary = None
+    if source is not None and source.can_tokenize and token_ids is not None:
+        texts = sorted({*_written_markers(prompt, template), *_stops(special_tokens)})
+        texts += [end_marker] if end_marker and end_marker not in texts else []
+        ids = token_ids(texts)
+        if ids is not None:
+            eos = source.tokenizer.eos_id if source.tokenizer else None
+            vocabulary = _Vocabulary(dict(zip(texts, ids, strict=True)), eos)
     found = doubled_bos(
         prompt, template, special_tokens.get("bos_token"), source.add_bos_token if source else None
     )
     if end_marker:
-        found += end_marker_checks(end_marker, template, special_tokens, usable)
-    if usable is not None:
-        found += split_markers(prompt, template, usable)
+        found += end_marker_checks(end_marker, template, special_tokens, vocabulary)
+    if vocabulary is not None:
+        found += split_markers(prompt, template, vocabulary)
     return found

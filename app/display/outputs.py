@@ -6,7 +6,9 @@ This is the page's data flow in one place (state -> sandboxed render -> prompt -
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from app.analysis.analyze import analyze
@@ -19,8 +21,8 @@ from app.render.pool import SandboxPool
 from app.render.problems import TemplateProblem
 from app.render.request import RequestError, parse_render_request
 from app.sources.source import Source
-from app.sources.store import SourceStore
-from app.tokens.vocab import Token, tokenize
+from app.sources.store import SourceStore, TokenizerUnavailable
+from app.tokens.vocab import Token
 
 
 @dataclass
@@ -86,16 +88,28 @@ def _render(pool: SandboxPool, body: dict[str, Any]) -> tuple[Rendered | None, P
         return None, Problem(problem.type, problem.message, problem.line, limit=problem.limit)
 
 
-def _tokens(source: Source | None, text: str) -> tuple[list[Token] | None, str | None]:
-    """Tokens from the source's own vocabulary, or why there are none."""
-    if source is None:
-        return None, "No vocabulary is loaded: upload a GGUF file or a tokenizer.json."
-    tok = source.tokenizer
-    if tok is None:
-        return None, "This source has no vocabulary: upload a GGUF file or a tokenizer.json."
-    if not tok.support.supported:
-        return None, f"This vocabulary cannot be reproduced exactly: {tok.support.reason}."
-    return tokenize(tok, text, add_special=False, parse_special=True), None
+#: Tokenizes a text with the loaded source: its tokens, or None and why there are none.
+TokensOf = Callable[[str], tuple[list[Token] | None, str | None]]
+
+
+def tokens_with(store: SourceStore, source: Source | None) -> TokensOf:
+    """Tokens from the source's own vocabulary (in a source worker), or why there are none."""
+
+    def tokens_of(text: str) -> tuple[list[Token] | None, str | None]:
+        if source is None:
+            return None, "No vocabulary is loaded: upload a GGUF file or a tokenizer.json."
+        if source.tokenizer is None:
+            return None, "This source has no vocabulary: upload a GGUF file or a tokenizer.json."
+        if not source.tokenizer.supported:
+            reason = source.tokenizer.reason
+            return None, f"This vocabulary cannot be reproduced exactly: {reason}."
+        try:
+            [run] = store.tokenize(source, [text], add_special=False, parse_special=True)
+        except TokenizerUnavailable as error:
+            return None, error.message
+        return run.tokens, None
+
+    return tokens_of
 
 
 def rendering(pool: SandboxPool, body: dict[str, Any], source: Source | None) -> Rendering:
@@ -127,7 +141,11 @@ def _token_rows(left: list[Token], right: list[Token]) -> list[tuple[str, list[T
 
 
 def compare(
-    pool: SandboxPool, state: dict[str, Any], main: Rendering, source: Source | None
+    pool: SandboxPool,
+    state: dict[str, Any],
+    main: Rendering,
+    source: Source | None,
+    tokens_of: TokensOf,
 ) -> Comparison | None:
     """Diff the main prompt against the other engine's, or against the compare template's."""
     if main.prompt is None:
@@ -152,18 +170,18 @@ def compare(
         stats=diff_stats(opcodes),
     )
     if main.tokens is not None:
-        right.tokens, _ = _tokens(source, right.prompt)
+        right.tokens, _ = tokens_of(right.prompt)
         if right.tokens is not None:
             comparison.token_rows = _token_rows(main.tokens, right.tokens)
     return comparison
 
 
 def _analysis(
-    pool: SandboxPool, state: dict[str, Any], source: Source | None
+    pool: SandboxPool, state: dict[str, Any], source: Source | None, budget: dict[str, Any]
 ) -> tuple[dict[str, Any] | None, Problem | None]:
     """The Analysis view's findings; only computed while that view is open (it renders a lot)."""
     try:
-        return analyze(parse_render_request(render_body(state)), pool, source), None
+        return analyze(parse_render_request(render_body(state)), pool, source, **budget), None
     except (RequestError, TemplateProblem) as error:
         return None, Problem(getattr(error, "type", "BadRequest"), error.message)
 
@@ -189,8 +207,17 @@ def _commands(
     return commands, facts["builtin"]
 
 
-def build_outputs(state: dict[str, Any], pool: SandboxPool, store: SourceStore) -> Outputs:
-    """Render the state and derive every view from the prompt."""
+def build_outputs(
+    state: dict[str, Any],
+    pool: SandboxPool,
+    store: SourceStore,
+    analysis_budget: Callable[[Source | None], dict[str, Any]] | None = None,
+) -> Outputs:
+    """Render the state and derive every view from the prompt.
+
+    `analysis_budget(source)` gives `analyze` its vocabulary and limits (default: the
+    source's vocabulary and the default limits).
+    """
     source_ref = state.get("source") or {}
     source = store.get(source_ref["id"]) if source_ref.get("id") else None
     if source is not None:
@@ -201,15 +228,21 @@ def build_outputs(state: dict[str, Any], pool: SandboxPool, store: SourceStore) 
             **state,
         }
     main = rendering(pool, render_body(state), source)
+    tokens_of = tokens_with(store, source)
     spans, note = None, None
     if main.prompt is not None:
-        main.tokens, note = _tokens(source, main.prompt)
+        main.tokens, note = tokens_of(main.prompt)
         if main.tokens is not None:
             spans = token_spans(main.prompt, main.tokens)
     file_name = source_ref.get("file_name")
     analysis, analysis_problem = None, None
     if state.get("view") == "analysis" and main.prompt is not None:
-        analysis, analysis_problem = _analysis(pool, state, source)
+        budget = (
+            analysis_budget(source)
+            if analysis_budget is not None
+            else {"token_ids": partial(store.token_ids, source) if source else None}
+        )
+        analysis, analysis_problem = _analysis(pool, state, source, budget)
     commands, builtin = None, None
     if state.get("view") == "command" and main.prompt is not None:
         commands, builtin = _commands(pool, state, file_name)
@@ -222,7 +255,7 @@ def build_outputs(state: dict[str, Any], pool: SandboxPool, store: SourceStore) 
         source=source,
         token_spans=spans,
         tokens_note=note,
-        comparison=compare(pool, state, main, source),
+        comparison=compare(pool, state, main, source, tokens_of),
         command=llama_server_file_command(file_name or "MODEL.gguf", "template.jinja"),
         now=state.get("now"),
     )

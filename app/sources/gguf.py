@@ -31,6 +31,9 @@ MAX_NAME_BYTES = (1 << 16) - 1
 MAX_TENSOR_DIMS = 4
 #: Arrays of arrays are legal but never deep; the cap keeps recursion bounded.
 MAX_ARRAY_DEPTH = 8
+#: Array items read in one header when the caller gives no limit: the largest
+#: vocabularies have about 260k tokens, each with a score and a type, and as many merges.
+MAX_ARRAY_ITEMS = 4_000_000
 
 _FIXED_HEADER = 24  # magic + version + tensor count + KV count
 _MIN_KV = 8 + 4 + 1  # key length + value type + smallest value
@@ -56,18 +59,20 @@ _STRUCTS = {o: {t: struct.Struct(o + c) for t, c in _CODES.items()} for o in "<>
 class GGUFError(Exception):
     """The bytes are not a valid GGUF header: where, and what was expected.
 
+    `limit` names the limit a valid but oversized header ran into, if that is why.
     Not frozen: Python sets `__traceback__` on exceptions as they propagate.
     """
 
     offset: int
     message: str
+    limit: str | None = None
 
     def __str__(self) -> str:
         return self.message
 
     def __reduce__(self) -> tuple[Any, ...]:
         # Exceptions pickle their `args`, which a dataclass leaves empty.
-        return (type(self), (self.offset, self.message))
+        return (type(self), (self.offset, self.message, self.limit))
 
 
 @dataclass(frozen=True)
@@ -112,10 +117,12 @@ class _Short(Exception):
 
 
 class _Reader:
-    """A cursor over the prefix with the file's byte order."""
+    """A cursor over the prefix with the file's byte order; arrays hold `max_items` in all."""
 
-    def __init__(self, buf: bytes, order: str, pos: int) -> None:
+    def __init__(self, buf: bytes, order: str, pos: int, max_items: int) -> None:
         self.buf, self.order, self.pos, self.end = buf, order, pos, len(buf)
+        self.max_items = max_items
+        self.items_left = max_items
         self.structs = _STRUCTS[order]
         self.u32s = self.structs[GGUFValueType.UINT32]
         self.u64s = self.structs[GGUFValueType.UINT64]
@@ -172,6 +179,14 @@ def _array(r: _Reader, depth: int) -> list[Any]:
     if depth >= MAX_ARRAY_DEPTH:
         raise GGUFError(at, f"arrays nested deeper than {MAX_ARRAY_DEPTH} at offset {at}")
     r.check_span(at + 4, count * _MIN_SIZES[etype], f"an array of {count} items")
+    if count > r.items_left:
+        raise GGUFError(
+            at,
+            f"an array of {count:,} items at offset {at} takes the header past the "
+            f"{r.max_items:,} array items this service reads (PLAYGROUND_GGUF_ARRAY_ITEMS)",
+            limit="gguf_array_items",
+        )
+    r.items_left -= count
     if r.pos + count * _MIN_SIZES[etype] > r.end:
         raise _Short(r.pos + count * _MIN_SIZES[etype])  # fail fast, no partial work
     if etype == GGUFValueType.STRING:
@@ -284,17 +299,21 @@ def _tensors(r: _Reader, count: int) -> tuple[list[TensorInfo], int, bool]:
     return tensors, end, True
 
 
-def read_header(prefix: bytes, *, want_tensors: bool = True) -> GGUFHeader | IncompleteHeader:
+def read_header(
+    prefix: bytes, *, want_tensors: bool = True, max_items: int = MAX_ARRAY_ITEMS
+) -> GGUFHeader | IncompleteHeader:
     """Parse the GGUF header in `prefix` (the first bytes of a file).
 
     Returns an `IncompleteHeader` if the prefix ends before the KV section does, and raises
-    `GGUFError` (nothing else) if the bytes cannot be a GGUF file. With `want_tensors=False`
-    the tensor infos are skipped: `tensors` is empty and `header_bytes == kv_bytes`.
+    `GGUFError` (nothing else) if the bytes cannot be a GGUF file, or if its arrays hold
+    more than `max_items` items in all (memory grows with items, not bytes: a byte array
+    of 64 MiB becomes 64 million Python objects). With `want_tensors=False` the tensor infos
+    are skipped: `tensors` is empty and `header_bytes == kv_bytes`.
     """
     buf = prefix if type(prefix) is bytes else bytes(prefix)
     try:
         order, version = _start(buf)
-        r = _Reader(buf, order, 8)
+        r = _Reader(buf, order, 8, max_items)
         tensor_count, kv_count = _counts(r)
         fields = _kvs(r, kv_count)
     except _Short as short:

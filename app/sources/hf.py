@@ -9,11 +9,12 @@ Template files take priority over the config's `chat_template`, as in transforme
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
+
+from app.untrusted_json import JSONRefused, loads
 
 #: Special-token attributes of a transformers tokenizer, as they appear in its config.
 SPECIAL_TOKEN_NAMES = (
@@ -52,11 +53,9 @@ class HFSource:
 
 def _load_json(name: str, text: str) -> Any:
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as error:
-        raise HFFileError(
-            name, f"not valid JSON: {error.msg} (line {error.lineno}, column {error.colno})"
-        ) from None
+        return loads(text)
+    except JSONRefused as error:
+        raise HFFileError(name, error.message) from None
 
 
 def _token_text(value: Any) -> str | None:

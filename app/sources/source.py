@@ -1,15 +1,19 @@
-"""A loaded source (a GGUF header or Hugging Face files): what the page and API show of it."""
+"""A loaded source (a GGUF header or Hugging Face files): what the page and API show of it.
+
+A `Source` is a plain summary: its tokenizer is only described here (`TokenizerInfo`).
+The tokenizer itself is built and kept in a source worker (`worker.py`), because
+building and running a vocabulary a visitor uploaded costs time and memory that only a
+bounded process may spend.
+"""
 
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from app.sources.gguf import GGUFHeader
-from app.sources.gguf_model import source_from_header
+from app.sources.gguf_model import GGUFSource
 from app.sources.hf import HFSource
-from app.tokens.vocab import VocabTokenizer
 
 
 def content_id(data: bytes) -> str:
@@ -17,9 +21,36 @@ def content_id(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+@dataclass(frozen=True)
+class TokenizerInfo:
+    """What is known of a source's tokenizer without running it."""
+
+    model: str
+    pre: str | None
+    vocab_size: int
+    supported: bool
+    reason: str | None
+    #: The ids checks need (is the end-of-turn marker an end-of-generation token?).
+    bos_id: int | None = None
+    eos_id: int | None = None
+    #: The limit building it ran into, when that is why it is not supported.
+    limit: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """What the API says about the tokenizer: model, pre, size, and whether it is exact."""
+        return {
+            "model": self.model,
+            "pre": self.pre,
+            "vocab_size": self.vocab_size,
+            "supported": self.supported,
+            "reason": self.reason,
+            "limit": self.limit,
+        }
+
+
 @dataclass
 class Source:
-    """Templates, special tokens and the tokenizer of one model, with its metadata."""
+    """Templates, special tokens and a description of the tokenizer of one model."""
 
     id: str
     kind: str  # "gguf" or "hf"
@@ -27,24 +58,19 @@ class Source:
     special_tokens: dict[str, str]
     add_bos_token: bool | None
     add_eos_token: bool | None
-    tokenizer: VocabTokenizer | None
+    tokenizer: TokenizerInfo | None
     metadata: dict[str, Any] = field(default_factory=dict)
     header_bytes: int | None = None
     file_name: str | None = None
     split: dict[str, Any] | None = None
+    #: Templates too large to render (over `PLAYGROUND_TEMPLATE_KB`): name -> bytes. They
+    #: are left out of `templates`, so a hostile header cannot make every answer huge.
+    oversized_templates: dict[str, int] = field(default_factory=dict)
 
-    def tokenizer_info(self) -> dict[str, Any] | None:
-        """What the API says about the tokenizer: model, pre, size, and whether it is exact."""
-        tok = self.tokenizer
-        if tok is None:
-            return None
-        return {
-            "model": tok.model,
-            "pre": tok.pre,
-            "vocab_size": tok.vocab_size,
-            "supported": tok.support.supported,
-            "reason": tok.support.reason,
-        }
+    @property
+    def can_tokenize(self) -> bool:
+        """Whether the source has a vocabulary reproduced exactly."""
+        return self.tokenizer is not None and self.tokenizer.supported
 
     def to_json(self) -> dict[str, Any]:
         """The API's answer for a loaded source."""
@@ -56,45 +82,69 @@ class Source:
             "special_tokens": self.special_tokens,
             "add_bos_token": self.add_bos_token,
             "add_eos_token": self.add_eos_token,
-            "tokenizer": self.tokenizer_info(),
+            "tokenizer": self.tokenizer.to_json() if self.tokenizer else None,
             "metadata": self.metadata,
+            "oversized_templates": self.oversized_templates,
         }
         if self.kind == "gguf":
             answer["header_bytes"] = self.header_bytes
             answer["split"] = self.split
         return answer
 
+    def renamed(self, file_name: str | None) -> Source:
+        """The same source under the file name given now (the id is the content's)."""
+        return replace(self, file_name=file_name or self.file_name)
 
-def source_from_gguf(source_id: str, header: GGUFHeader, file_name: str | None = None) -> Source:
-    """A source built from a parsed GGUF header, with its vocabulary's tokenizer."""
-    parsed = source_from_header(header, file_name)
-    tokenizer = VocabTokenizer.from_gguf_fields(header.fields) if parsed.vocab_size else None
+
+def _fitting(templates: dict[str, str], max_bytes: int) -> tuple[dict[str, str], dict[str, int]]:
+    kept, oversized = {}, {}
+    for name, text in templates.items():
+        size = len(text.encode("utf-8", "surrogatepass"))
+        if size > max_bytes:
+            oversized[name] = size
+        else:
+            kept[name] = text
+    return kept, oversized
+
+
+def source_from_gguf(
+    source_id: str,
+    parsed: GGUFSource,
+    tokenizer: TokenizerInfo | None,
+    header_bytes: int,
+    file_name: str | None,
+    template_bytes: int,
+) -> Source:
+    """The summary of a parsed GGUF header."""
+    templates, oversized = _fitting(parsed.templates, template_bytes)
     return Source(
         id=source_id,
         kind="gguf",
-        templates=parsed.templates,
+        templates=templates,
         special_tokens=parsed.special_tokens,
         add_bos_token=parsed.add_bos_token,
         add_eos_token=parsed.add_eos_token,
         tokenizer=tokenizer,
         metadata=parsed.metadata,
-        header_bytes=header.kv_bytes,
+        header_bytes=header_bytes,
         file_name=file_name,
         split=parsed.split,
+        oversized_templates=oversized,
     )
 
 
-def source_from_hf(source_id: str, files: HFSource) -> Source:
-    """A source built from Hugging Face tokenizer files."""
-    tokenizer = None
-    if files.tokenizer_json is not None:
-        tokenizer = VocabTokenizer.from_tokenizer_json(files.tokenizer_json, files.tokenizer_config)
+def source_from_hf(
+    source_id: str, files: HFSource, tokenizer: TokenizerInfo | None, template_bytes: int
+) -> Source:
+    """The summary of Hugging Face tokenizer files."""
+    templates, oversized = _fitting(files.templates, template_bytes)
     return Source(
         id=source_id,
         kind="hf",
-        templates=files.templates,
+        templates=templates,
         special_tokens=files.special_tokens,
         add_bos_token=files.add_bos_token,
         add_eos_token=files.add_eos_token,
         tokenizer=tokenizer,
+        oversized_templates=oversized,
     )

@@ -1,9 +1,11 @@
-"""Parsed sources kept by content id: a bounded in-memory LRU in front of the database.
+"""Sources by content id: summaries kept in memory, raw material in the database, the work
+(parsing, tokenizers, tokens) in bounded source workers.
 
-Building a tokenizer from a 150k-token vocabulary takes a second, so a source is built
-once and kept. What the database keeps is only what it was built from (the GGUF bytes
-up to the end of the KV section, or the uploaded files as JSON), so any replica that
-shares the database can rebuild a source it has not seen.
+What the database keeps is only what a source was built from (the GGUF bytes up to the
+end of the KV section, or the uploaded files as JSON), so any replica that shares the
+database can rebuild a source it has not seen. The web process keeps the small summary
+(`Source`); the tokenizer lives in a source worker (`service.py`), which rebuilds it from
+those bytes when it has not built it yet.
 """
 
 from __future__ import annotations
@@ -11,57 +13,95 @@ from __future__ import annotations
 import json
 import re
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
-from app.sources.gguf import IncompleteHeader, read_header
-from app.sources.hf import read_hf_files
-from app.sources.source import Source, content_id, source_from_gguf, source_from_hf
+from app.budget import OverLimit
+from app.sources.gguf import IncompleteHeader
+from app.sources.service import SourceFailed, SourceWorkers
+from app.sources.source import Source
+from app.sources.worker import Loaded, Refused, Tokenized, TokenRun
 from app.storage import Database
+from app.tokens.vocab import Token
 
 _ID = re.compile(r"[0-9a-f]{64}")
 
 #: The `kind` column of the two kinds of stored source.
 GGUF, HF = "gguf", "hf"
 
+#: How long a tokenizer that failed (ran into a limit, or made its library panic) is not
+#: tried again by this process: opening a share of a hostile source costs one failure.
+FAILURE_MEMORY_SECONDS = 600.0
+
+
+@dataclass
+class SourceRefused(Exception):
+    """Bytes that are not a source (`refused.type`: GGUFError or HFFileError)."""
+
+    refused: Refused
+
+    def __str__(self) -> str:
+        return self.refused.message
+
+
+@dataclass
+class TokenizerUnavailable(Exception):
+    """The source has no vocabulary reproduced exactly, or its tokenizer failed."""
+
+    message: str
+    limit: str | None = None
+
+    def __str__(self) -> str:
+        return self.message
+
+
+@dataclass(frozen=True)
+class Tokens:
+    """The tokens of one text (a window of them when `total` is larger)."""
+
+    tokens: list[Token]
+    total: int
+
 
 class SourceStore:
-    """Sources by id; thread-safe; at most `capacity` kept in memory."""
+    """Sources by id; thread-safe; at most `capacity` summaries kept in memory."""
 
     def __init__(
         self,
         database: Database,
-        capacity: int = 8,
+        workers: SourceWorkers,
+        capacity: int = 64,
         on_lookup: Callable[[bool], None] | None = None,
     ) -> None:
         self.database = database
+        self.workers = workers
         self.capacity = capacity
         #: Told of each in-memory lookup: True for a hit, False for a miss (for metrics).
         self.on_lookup = on_lookup
         self._memory: OrderedDict[str, Source] = OrderedDict()
+        self._failed: dict[str, tuple[float, TokenizerUnavailable]] = {}
         self._lock = threading.Lock()
 
     def load_gguf(self, prefix: bytes, file_name: str | None = None) -> Source | IncompleteHeader:
-        """Parse a GGUF prefix; raises `GGUFError` when the bytes are not a GGUF header."""
-        header = read_header(prefix, want_tensors=False)
-        if isinstance(header, IncompleteHeader):
-            return header
-        kv_section = prefix[: header.kv_bytes]
-        source_id = content_id(kv_section)
-        if (known := self._remembered(source_id)) is None:
-            return self._keep(source_from_gguf(source_id, header, file_name), GGUF, kv_section)
-        # The same header under another file name: same source, the name as given now.
-        return replace(known, file_name=file_name or known.file_name)
+        """Parse a GGUF prefix; raises `SourceRefused` when the bytes are not a GGUF header."""
+        loaded = self._load(GGUF, prefix, file_name)
+        if isinstance(loaded, IncompleteHeader):
+            return loaded
+        source = loaded.source
+        if self._remembered(source.id) is None:
+            self._keep(source, GGUF, prefix[: loaded.stored_bytes])
+        return source
 
     def load_hf(self, files: dict[str, str]) -> Source:
-        """Read Hugging Face files; raises `HFFileError` naming a malformed one."""
-        parsed = read_hf_files(files)
+        """Read Hugging Face files; raises `SourceRefused` naming a malformed one."""
         canonical = json.dumps(files, sort_keys=True, ensure_ascii=False).encode()
-        source_id = content_id(canonical)
-        if (known := self._remembered(source_id)) is None:
-            known = self._keep(source_from_hf(source_id, parsed), HF, canonical)
-        return known
+        loaded = self._load(HF, canonical, None)
+        assert isinstance(loaded, Loaded)
+        if self._remembered(loaded.source.id) is None:
+            self._keep(loaded.source, HF, canonical)
+        return loaded.source
 
     def get(self, source_id: str) -> Source | None:
         """The source with this id, rebuilt from the database if not kept in memory."""
@@ -69,7 +109,99 @@ class SourceStore:
             return None
         if (known := self._remembered(source_id)) is not None:
             return known
-        return self._rebuild(source_id)
+        stored = self.database.get_source(source_id)
+        if stored is None:
+            return None
+        try:
+            loaded = self._load(stored.kind, stored.data, None)
+        except SourceRefused:
+            return None  # stored by a version that read more than this one does
+        if not isinstance(loaded, Loaded) or loaded.source.id != source_id:
+            return None
+        return self._remember(loaded.source)
+
+    def tokenize(
+        self,
+        source: Source,
+        texts: list[str],
+        *,
+        add_special: bool = False,
+        parse_special: bool = True,
+        offset: int = 0,
+        limit: int | None = None,
+    ) -> list[Tokens]:
+        """Tokens of each text from the source's own vocabulary, in a source worker.
+
+        Raises `TokenizerUnavailable` (no exact vocabulary, or it failed: with the limit
+        it ran into, if any). `offset`/`limit` pick a window of each text's tokens.
+        """
+        self._check_usable(source)
+        window = (offset, limit if limit is not None else 1 << 62)
+        try:
+            tokenized = self.workers.tokenize(
+                source.id,
+                texts,
+                (add_special, parse_special),
+                window,
+                lambda: self._stored(source.id),
+            )
+        except (OverLimit, SourceFailed) as error:
+            raise self._remember_failure(source.id, error) from None
+        if tokenized is None:
+            raise TokenizerUnavailable("The source is no longer stored.")
+        assert isinstance(tokenized, Tokenized)
+        return [Tokens(_tokens(run, tokenized.pieces), run.total) for run in tokenized.runs]
+
+    def token_ids(self, source: Source, texts: list[str]) -> list[list[int]] | None:
+        """Each text's token ids (special tokens parsed), or None if the vocabulary cannot
+        be used; for checks that carry on without token counts."""
+        try:
+            return [[t.id for t in run.tokens] for run in self.tokenize(source, texts)]
+        except TokenizerUnavailable:
+            return None
+
+    def _check_usable(self, source: Source) -> None:
+        info = source.tokenizer
+        if info is None:
+            raise TokenizerUnavailable("This source has no vocabulary.")
+        if not info.supported:
+            raise TokenizerUnavailable(
+                f"This vocabulary cannot be used: {info.reason}.", limit=info.limit
+            )
+        with self._lock:
+            failed = self._failed.get(source.id)
+        if failed is not None and time.monotonic() - failed[0] < FAILURE_MEMORY_SECONDS:
+            raise failed[1]
+
+    def _remember_failure(
+        self, source_id: str, error: OverLimit | SourceFailed
+    ) -> TokenizerUnavailable:
+        limit = error.limit if isinstance(error, OverLimit) else None
+        failure = TokenizerUnavailable(f"The tokenizer failed: {error.message}", limit)
+        with self._lock:
+            self._failed[source_id] = (time.monotonic(), failure)
+            while len(self._failed) > 4 * self.capacity:
+                self._failed.pop(next(iter(self._failed)))
+        return failure
+
+    def _load(self, kind: str, data: bytes, file_name: str | None) -> Loaded | IncompleteHeader:
+        """Parse in a worker; when building the tokenizer hits a limit, parse again without
+        building it, so the templates still load and the tokenizer says why it is missing."""
+        try:
+            result = self.workers.load(kind, data, file_name)
+        except (OverLimit, SourceFailed) as error:
+            limit = error.limit if isinstance(error, OverLimit) else None
+            result = self.workers.load(kind, data, file_name, unbuilt=error.message)
+            if isinstance(result, Loaded) and result.source.tokenizer is not None:
+                info = replace(result.source.tokenizer, limit=limit)
+                result = Loaded(replace(result.source, tokenizer=info), result.stored_bytes)
+        if isinstance(result, Refused):
+            raise SourceRefused(result)
+        return result
+
+    def _stored(self, source_id: str) -> tuple[str, bytes] | None:
+        stored = self.database.get_source(source_id)
+        return None if stored is None else (stored.kind, stored.data)
 
     def _keep(self, source: Source, kind: str, data: bytes) -> Source:
         """Store a newly built source's raw material, then keep the source in memory.
@@ -79,20 +211,6 @@ class SourceStore:
         """
         self.database.put_source(source.id, kind, data)
         return self._remember(source)
-
-    def _rebuild(self, source_id: str) -> Source | None:
-        stored = self.database.get_source(source_id)
-        if stored is None:
-            return None
-        if stored.kind == GGUF:
-            header = read_header(stored.data, want_tensors=False)
-            if isinstance(header, IncompleteHeader):
-                return None
-            return self._remember(source_from_gguf(source_id, header))
-        if stored.kind == HF:
-            files = json.loads(stored.data.decode("utf-8"))
-            return self._remember(source_from_hf(source_id, read_hf_files(files)))
-        return None
 
     def _remembered(self, source_id: str) -> Source | None:
         with self._lock:
@@ -110,3 +228,10 @@ class SourceStore:
             while len(self._memory) > self.capacity:
                 self._memory.popitem(last=False)
         return source
+
+
+def _tokens(run: TokenRun, pieces: dict[int, str]) -> list[Token]:
+    return [
+        Token(i, pieces[i], s, e, special)
+        for i, s, e, special in zip(run.ids, run.starts, run.ends, run.special, strict=True)
+    ]

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
-from flask import Blueprint
+from flask import Blueprint, current_app
 
 from app.analysis.analyze import analyze
 from app.analysis.commands import build_commands, template_facts
@@ -12,7 +13,7 @@ from app.analysis.diff import char_opcodes, token_opcodes
 from app.render.problems import TemplateProblem
 from app.render.request import RequestError, parse_render_request
 from app.sources.source import Source
-from app.tokens.vocab import tokenize
+from app.sources.store import TokenizerUnavailable
 from app.web.api import json_body, sandbox_pool
 from app.web.sources import source_store
 
@@ -44,7 +45,17 @@ def analyze_template() -> dict:
     """Capabilities, content format, diagnostics and prefix stability."""
     body = _object(json_body())
     source = _source(body)
-    return analyze(parse_render_request(body), sandbox_pool(), source)
+    return analyze(parse_render_request(body), sandbox_pool(), source, **analysis_budget(source))
+
+
+def analysis_budget(source: Source | None) -> dict[str, Any]:
+    """The vocabulary and the limits `analyze` works with, from the settings."""
+    store = source_store()
+    return {
+        "token_ids": partial(store.token_ids, source) if source is not None else None,
+        "max_turns": int(current_app.config["ANALYSIS_TURNS"]),
+        "max_chars": int(current_app.config["OUTPUT_CHARS"]),
+    }
 
 
 def _side(body: dict, name: str) -> dict[str, Any]:
@@ -66,10 +77,13 @@ def diff_prompts() -> dict:
     if "prompt" not in left or "prompt" not in right:
         return answer
     answer["opcodes"] = [list(op) for op in char_opcodes(left["prompt"], right["prompt"])]
-    tok = source.tokenizer if source else None
-    if tok is not None and tok.support.supported:
-        left_ids = [t.id for t in tokenize(tok, left["prompt"])]
-        right_ids = [t.id for t in tokenize(tok, right["prompt"])]
+    if source is not None and source.can_tokenize:
+        try:
+            both = source_store().tokenize(source, [left["prompt"], right["prompt"]])
+        except TokenizerUnavailable as error:
+            answer["tokens_error"] = {"message": error.message, "limit": error.limit}
+            return answer
+        left_ids, right_ids = ([t.id for t in side.tokens] for side in both)
         answer["left"]["token_ids"], answer["right"]["token_ids"] = left_ids, right_ids
         answer["token_opcodes"] = [list(op) for op in token_opcodes(left_ids, right_ids)]
     return answer

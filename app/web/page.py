@@ -8,6 +8,7 @@ from flask import Blueprint, Response, abort, render_template, request
 
 from app.display.outputs import build_outputs
 from app.display.state import default_state, form_values, state_from_form
+from app.web.analysis import analysis_budget
 from app.web.api import max_json_depth, sandbox_pool
 from app.web.library import library
 from app.web.shares import load_share
@@ -21,7 +22,7 @@ DEFAULT_TEMPLATE = "chatml"
 
 def page_context(state: dict[str, Any], problems: dict[str, str] | None = None) -> dict:
     """What page.html and its fragments need for one state."""
-    outputs = build_outputs(state, sandbox_pool(), source_store())
+    outputs = build_outputs(state, sandbox_pool(), source_store(), analysis_budget)
     return {
         "state": state,
         "form": form_values(state),

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from flask import Blueprint, current_app, request
 
+from app.budget import OverLimit
 from app.config import max_upload_bytes
 from app.render.request import RequestError
-from app.sources.gguf import GGUFError, IncompleteHeader
-from app.sources.hf import HFFileError
-from app.sources.store import SourceStore
-from app.tokens.vocab import tokenize
+from app.sources.gguf import IncompleteHeader
+from app.sources.store import SourceRefused, SourceStore, TokenizerUnavailable
+from app.tokens.vocab import Token
 from app.web.api import json_body
 from app.web.errors import error_body
 
@@ -33,8 +33,8 @@ def load_gguf() -> tuple[dict, int]:
     name = request.args.get("name") or None
     try:
         loaded = source_store().load_gguf(request.get_data(), name)
-    except GGUFError as error:
-        return error_body("GGUFError", error.message, offset=error.offset), 422
+    except SourceRefused as error:
+        return _refused(error)
     if isinstance(loaded, IncompleteHeader):
         body = error_body("IncompleteHeader", loaded.message, need_bytes=loaded.need_bytes)
         return body, 409
@@ -56,8 +56,18 @@ def load_hf() -> tuple[dict, int]:
         raise RequestError("files", "Upload at least one file (multipart/form-data).")
     try:
         return source_store().load_hf(files).to_json(), 200
-    except HFFileError as error:
-        return error_body("HFFileError", str(error), file=error.file), 422
+    except SourceRefused as error:
+        return _refused(error)
+
+
+def _refused(error: SourceRefused) -> tuple[dict, int]:
+    """422 naming what is wrong: the offset in a GGUF header, or the Hugging Face file."""
+    refused = error.refused
+    if refused.type == "GGUFError":
+        fields = {"offset": refused.offset, "limit": refused.limit}
+    else:
+        fields = {"file": refused.file}
+    return error_body(refused.type, refused.message, **fields), 422
 
 
 @blueprint.get("/api/sources/<source_id>")
@@ -71,7 +81,11 @@ def show_source(source_id: str) -> tuple[dict, int]:
 
 @blueprint.post("/api/tokenize")
 def tokenize_text() -> tuple[dict, int]:
-    """Token ids, pieces and character spans from a source's own vocabulary."""
+    """Token ids, pieces and character spans from a source's own vocabulary.
+
+    At most `PLAYGROUND_TOKENS_PER_ANSWER` tokens per answer: `offset` and `limit` page
+    through the rest, and `count` is always the whole text's.
+    """
     body = json_body()
     if type(body) is not dict:
         raise RequestError(None, "The request body must be a JSON object.")
@@ -84,24 +98,47 @@ def tokenize_text() -> tuple[dict, int]:
     for name, value in flags.items():
         if type(value) is not bool:
             raise RequestError(name, f"'{name}' must be a boolean.")
+    offset, limit = _window(body)
     source = source_store().get(source_id)
     if source is None:
         return error_body("NotFound", f"No source with id {source_id!r}."), 404
-    tok = source.tokenizer
-    if tok is None or not tok.support.supported:
-        reason = "this source has no vocabulary" if tok is None else tok.support.reason
-        return error_body("TokenizerUnavailable", f"Cannot tokenize: {reason}."), 422
     try:
-        tokens = tokenize(tok, text, **flags)
-    except Exception as error:  # a hostile vocabulary must cost a clear error, not a 500
-        return error_body("TokenizerUnavailable", f"The tokenizer failed: {error}."), 422
-    return {"tokens": [_token_json(t) for t in tokens], "count": len(tokens)}, 200
+        [tokens] = source_store().tokenize(source, [text], offset=offset, limit=limit, **flags)
+    except TokenizerUnavailable as error:
+        return error_body("TokenizerUnavailable", error.message, limit=error.limit), 422
+    answer = {"tokens": [_token_json(t) for t in tokens.tokens], "count": tokens.total}
+    if offset + len(tokens.tokens) < tokens.total:
+        answer["next_offset"] = offset + len(tokens.tokens)
+    return answer, 200
 
 
 _FLAGS = {"add_special": False, "parse_special": True}
 
 
-def _token_json(token) -> dict:
+def tokens_per_answer() -> int:
+    """The most tokens one answer carries (`PLAYGROUND_TOKENS_PER_ANSWER`)."""
+    return int(current_app.config["TOKENS_PER_ANSWER"])
+
+
+def _window(body: dict) -> tuple[int, int]:
+    """`offset` (default 0) and `limit` (default and most: the per-answer cap)."""
+    cap = tokens_per_answer()
+    values = {"offset": body.get("offset", 0), "limit": body.get("limit", cap)}
+    for name, value in values.items():
+        if type(value) is not int or value < 0:
+            raise RequestError(name, f"'{name}' must be a whole number of tokens, 0 or more.")
+    if values["limit"] > cap:
+        raise OverLimit(
+            "tokens_per_answer",
+            f"'limit' is {values['limit']:,}; one answer carries at most {cap:,} tokens "
+            "(PLAYGROUND_TOKENS_PER_ANSWER): page through with 'offset'.",
+            status=400,
+            fields={"field": "limit"},
+        )
+    return values["offset"], values["limit"]
+
+
+def _token_json(token: Token) -> dict:
     return {
         "id": token.id,
         "piece": token.piece,

@@ -1,0 +1,19 @@
+"""What one source may cost: the limits of parsing uploads and building tokenizers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class SourceLimits:
+    """What one source may cost; each field has a `PLAYGROUND_*` setting."""
+
+    #: Items in all the arrays of a GGUF header (`PLAYGROUND_GGUF_ARRAY_ITEMS`).
+    array_items: int = 4_000_000
+    #: Templates over this many bytes cannot render, so a summary leaves them out.
+    template_bytes: int = 256 * 1024
+    #: Bytes of built tokenizers a worker keeps (half its memory budget).
+    cache_bytes: int = 1 << 30
+    #: Tokenizers a worker keeps at most (`PLAYGROUND_SOURCE_CACHE`).
+    cache_entries: int = 8

@@ -1,0 +1,125 @@
+"""Source workers seen from the web process: lanes, each one bounded worker process.
+
+Building a tokenizer costs up to seconds and hundreds of MB, so a worker keeps the ones
+it built (`worker.py`). To build each source once, its work goes to a worker that holds
+it ("affinity"); to keep one slow or hostile source from holding up everyone, a busy
+lane is passed over for an idle one, which builds its own copy. pebble's pool picks
+workers itself, so each lane is a pool of one worker, and `_pick` chooses the lane.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from app.budget import OverLimit
+from app.pool import WorkerPool
+from app.render.problems import TemplateProblem
+from app.sources.limits import SourceLimits
+from app.sources.worker import Answer, NotHeld, load_source, tokenize_texts
+
+
+class _Lane:
+    """One worker process, what it is running, and the sources it has said it holds."""
+
+    def __init__(self, pool: WorkerPool) -> None:
+        self.pool = pool
+        self.busy = 0
+        self.held: frozenset[str] = frozenset()
+
+
+class SourceFailed(Exception):
+    """The source's own code failed (the tokenizers library panicked on it, say)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class SourceWorkers:
+    """Runs source tasks in `lanes` bounded processes, each with its own tokenizer cache."""
+
+    def __init__(
+        self, *, lanes: int, cpu_seconds: float, memory_bytes: int, limits: SourceLimits
+    ) -> None:
+        self.limits = limits
+        self._lanes = [
+            _Lane(
+                WorkerPool(
+                    cpu_seconds=cpu_seconds,
+                    memory_bytes=memory_bytes,
+                    workers=1,
+                    noun="The source",
+                    warm_up="app.sources.worker:warm_up",
+                    preload=("app.sources.worker",),
+                )
+            )
+            for _ in range(max(1, lanes))
+        ]
+        self._lock = threading.Lock()
+
+    def load(
+        self, kind: str, data: bytes, file_name: str | None, unbuilt: str | None = None
+    ) -> Any:
+        """Parse and build a source: `Loaded`, `IncompleteHeader` or `Refused` (`unbuilt`:
+        why its tokenizer is not to be built)."""
+        return self._run(None, load_source, kind, data, file_name, self.limits, unbuilt)
+
+    def tokenize(
+        self,
+        source_id: str,
+        texts: list[str],
+        flags: tuple[bool, bool],
+        window: tuple[int, int],
+        stored: Callable[[], tuple[str, bytes] | None],
+    ) -> Any:
+        """`Tokenized` texts; `stored()` gives the source's bytes if its worker lacks them."""
+        lane = self._pick(source_id)
+        answer = self._run(lane, tokenize_texts, source_id, texts, flags, window, None, self.limits)
+        if not isinstance(answer, NotHeld):
+            return answer
+        raw = stored()
+        if raw is None:
+            return None
+        return self._run(lane, tokenize_texts, source_id, texts, flags, window, raw, self.limits)
+
+    def close(self) -> None:
+        """Stop every worker (they start again on next use)."""
+        for lane in self._lanes:
+            lane.pool.close()
+
+    def _pick(self, source_id: str | None) -> _Lane:
+        """An idle lane holding the source, else an idle lane, else the least busy one."""
+        with self._lock:
+            by_preference = sorted(
+                self._lanes, key=lambda lane: (lane.busy, source_id not in lane.held)
+            )
+            return by_preference[0]
+
+    def _run(self, lane: _Lane | None, function: Callable[..., Answer], *args: Any) -> Any:
+        lane = lane or self._pick(None)
+        with self._lock:
+            lane.busy += 1
+        try:
+            answer = lane.pool.run(function, *args)
+        except TemplateProblem as problem:
+            lane.held = frozenset()  # the worker may have been replaced: assume it is empty
+            raise _translated(problem) from None
+        finally:
+            with self._lock:
+                lane.busy -= 1
+        lane.held = frozenset(answer.held)
+        return answer.value
+
+
+#: A worker's limit names, as the settings of source work spell them.
+_LIMIT_NAMES = {"cpu_seconds": "source_cpu_seconds", "memory": "source_memory_mb"}
+
+
+def _translated(problem: TemplateProblem) -> Exception:
+    """A worker's problem as the web answers it: a limit, or the source's own failure."""
+    if problem.limit is not None:
+        limit = _LIMIT_NAMES.get(problem.limit, problem.limit)
+        return OverLimit(limit, f"{problem.message} (limit: PLAYGROUND_{limit.upper()})")
+    return SourceFailed(f"{problem.type}: {problem.message}")

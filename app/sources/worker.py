@@ -1,0 +1,282 @@
+"""The source worker: parse a source's untrusted bytes, build its tokenizer, keep it, tokenize.
+
+Everything here runs in a bounded worker process (`app.pool`), never in the web process:
+a GGUF header or a `tokenizer.json` from a visitor can claim huge arrays, backtracking
+regexes that make the tokenizers library panic, normalisers that grow every character a
+million times, or tokens whose merges take hours to list. In a worker, each of those
+costs one task its CPU or memory budget, and at worst the worker, which is replaced.
+
+Each worker keeps the tokenizers it built (`_Cache`), by source id, within a share of
+its memory budget; every answer says which ids it holds, so the web process can send a
+source's work to the worker that already built it (`service.py`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from app.pool.guard import CpuTimeExceeded
+from app.sources.gguf import GGUFError, IncompleteHeader, read_header
+from app.sources.gguf_model import source_from_header
+from app.sources.hf import HFFileError, read_hf_files
+from app.sources.limits import SourceLimits
+from app.sources.source import Source, TokenizerInfo, content_id, source_from_gguf, source_from_hf
+from app.tokens.vocab import VocabTokenizer, tokenize
+
+
+@dataclass(frozen=True)
+class Refused:
+    """Bytes that are not a source: the type of error, what is wrong, and where."""
+
+    type: str  # "GGUFError" or "HFFileError"
+    message: str
+    offset: int | None = None
+    file: str | None = None
+    limit: str | None = None
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """A parsed source; `stored_bytes` of the input are what rebuilds it (GGUF: the KV part)."""
+
+    source: Source
+    stored_bytes: int
+
+
+@dataclass(frozen=True)
+class TokenRun:
+    """The tokens of one text, as parallel lists; `total` counts them all when cut short."""
+
+    ids: list[int]
+    starts: list[int]
+    ends: list[int]
+    special: list[bool]
+    total: int
+
+
+@dataclass(frozen=True)
+class Tokenized:
+    """The tokens of each text asked for, and the piece of every id among them."""
+
+    runs: list[TokenRun]
+    pieces: dict[int, str]
+
+
+@dataclass(frozen=True)
+class NotHeld:
+    """The worker has not built this source's tokenizer: send its bytes."""
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A worker's answer, with the source ids whose tokenizers it now holds."""
+
+    value: Any
+    held: list[str]
+
+
+@dataclass
+class _Entry:
+    tokenizer: VocabTokenizer
+    cost: int
+
+
+class _Cache:
+    """Built tokenizers by source id, least recently used first, within a byte budget."""
+
+    def __init__(self) -> None:
+        self.entries: OrderedDict[str, _Entry] = OrderedDict()
+
+    def get(self, source_id: str) -> VocabTokenizer | None:
+        entry = self.entries.get(source_id)
+        if entry is None:
+            return None
+        self.entries.move_to_end(source_id)
+        return entry.tokenizer
+
+    def put(self, source_id: str, tokenizer: VocabTokenizer, cost: int, limits: SourceLimits):
+        self.entries[source_id] = _Entry(tokenizer, max(cost, 1 << 20))
+        self.entries.move_to_end(source_id)
+        while len(self.entries) > 1 and (
+            len(self.entries) > limits.cache_entries
+            or sum(e.cost for e in self.entries.values()) > limits.cache_bytes
+        ):
+            self.entries.popitem(last=False)
+
+    def drop(self, source_id: str) -> None:
+        self.entries.pop(source_id, None)
+
+    def held(self) -> list[str]:
+        return list(self.entries)
+
+
+_CACHE = _Cache()
+
+
+def warm_up() -> None:
+    """Keep the tokenizers library to one thread: a worker's budget is one core's."""
+    os.environ["TOKENIZERS_PARALLELISM"] = "false"
+    os.environ["RAYON_NUM_THREADS"] = "1"
+
+
+def _resident_bytes() -> int:
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+#: What a failed build cannot stop: the limits of the task, which the caller must see.
+_LIMIT_ERRORS = (CpuTimeExceeded, MemoryError, KeyboardInterrupt, SystemExit)
+
+
+def _built(
+    source_id: str,
+    describe: TokenizerInfo,
+    build: Callable[[], VocabTokenizer],
+    limits: SourceLimits,
+) -> TokenizerInfo:
+    """Build a tokenizer (unless this worker holds it), measure it, keep it, describe it.
+
+    A vocabulary the tokenizers library chokes on (it raises, or panics) is described
+    as unsupported, with the reason; a limit of the task is left to the caller.
+    """
+    tokenizer = _CACHE.get(source_id)
+    if tokenizer is None:
+        before = _resident_bytes()
+        try:
+            tokenizer = build()
+        except _LIMIT_ERRORS:
+            raise
+        except BaseException as error:  # the library's PanicException is a BaseException
+            reason = f"the tokenizer cannot be built: {error}"
+            return replace(describe, supported=False, reason=reason)
+        _CACHE.put(source_id, tokenizer, _resident_bytes() - before, limits)
+    return replace(
+        describe,
+        vocab_size=tokenizer.vocab_size,
+        supported=tokenizer.support.supported,
+        reason=tokenizer.support.reason,
+        bos_id=tokenizer.bos_id,
+        eos_id=tokenizer.eos_id,
+    )
+
+
+def _load_gguf(
+    data: bytes, file_name: str | None, limits: SourceLimits, unbuilt: str | None
+) -> Any:
+    header = read_header(data, want_tensors=False, max_items=limits.array_items)
+    if isinstance(header, IncompleteHeader):
+        return header
+    source_id = content_id(data[: header.kv_bytes])
+    parsed = source_from_header(header, file_name)
+    info = None
+    if parsed.vocab_size:
+        fields = header.fields
+        info = TokenizerInfo(
+            parsed.tokenizer_model or "", parsed.tokenizer_pre, parsed.vocab_size, False, unbuilt
+        )
+        if unbuilt is None:
+            info = _built(source_id, info, lambda: VocabTokenizer.from_gguf_fields(fields), limits)
+    source = source_from_gguf(
+        source_id, parsed, info, header.kv_bytes, file_name, limits.template_bytes
+    )
+    return Loaded(source, header.kv_bytes)
+
+
+def _load_hf(data: bytes, limits: SourceLimits, unbuilt: str | None) -> Any:
+    files = json.loads(data.decode("utf-8"))
+    parsed = read_hf_files(files)
+    source_id = content_id(data)
+    info = None
+    if parsed.tokenizer_json is not None:
+        info = TokenizerInfo("", None, 0, False, unbuilt)
+        if unbuilt is None:
+            text, config = parsed.tokenizer_json, parsed.tokenizer_config
+            info = _built(
+                source_id, info, lambda: VocabTokenizer.from_tokenizer_json(text, config), limits
+            )
+    return Loaded(source_from_hf(source_id, parsed, info, limits.template_bytes), len(data))
+
+
+def load_source(
+    kind: str,
+    data: bytes,
+    file_name: str | None,
+    limits: SourceLimits,
+    unbuilt: str | None = None,
+) -> Answer:
+    """Parse a source and build its tokenizer: `Loaded`, `IncompleteHeader` or `Refused`.
+
+    `data` is a GGUF prefix, or the Hugging Face files as the JSON object the store keeps.
+    With `unbuilt` (why), the tokenizer is not built but described as unsupported: the
+    caller's second try after building it ran into a limit.
+    """
+    try:
+        if kind == "gguf":
+            value = _load_gguf(data, file_name, limits, unbuilt)
+        else:
+            value = _load_hf(data, limits, unbuilt)
+    except GGUFError as error:
+        value = Refused("GGUFError", error.message, offset=error.offset, limit=error.limit)
+    except HFFileError as error:
+        value = Refused("HFFileError", str(error), file=error.file)
+    return Answer(value, _CACHE.held())
+
+
+def _rebuild(source_id: str, kind: str, data: bytes, limits: SourceLimits) -> VocabTokenizer | None:
+    """The tokenizer of a stored source this worker has not built yet."""
+    loaded = load_source(kind, data, None, limits).value
+    if not isinstance(loaded, Loaded) or loaded.source.id != source_id:
+        return None
+    return _CACHE.get(source_id)
+
+
+def _run(
+    tokenizer: VocabTokenizer, text: str, add_special: bool, parse_special: bool, window: range
+) -> TokenRun:
+    tokens = tokenize(tokenizer, text, add_special=add_special, parse_special=parse_special)
+    shown = tokens[window.start : window.stop]
+    return TokenRun(
+        ids=[t.id for t in shown],
+        starts=[t.start for t in shown],
+        ends=[t.end for t in shown],
+        special=[t.special for t in shown],
+        total=len(tokens),
+    )
+
+
+def tokenize_texts(
+    source_id: str,
+    texts: list[str],
+    flags: tuple[bool, bool],
+    window: tuple[int, int],
+    stored: tuple[str, bytes] | None,
+    limits: SourceLimits,
+) -> Answer:
+    """Tokenize `texts` with a source's tokenizer: `Tokenized`, or `NotHeld` without `stored`.
+
+    `flags` are (add_special, parse_special); `window` (offset, limit) cuts each text's
+    tokens; `stored` is the source's (kind, bytes) for a worker that must build it first.
+    """
+    tokenizer = _CACHE.get(source_id)
+    if tokenizer is None and stored is not None:
+        tokenizer = _rebuild(source_id, *stored, limits)
+    if tokenizer is None:
+        return Answer(NotHeld(), _CACHE.held())
+    add_special, parse_special = flags
+    offset, limit = window
+    try:
+        runs = [
+            _run(tokenizer, text, add_special, parse_special, range(offset, offset + limit))
+            for text in texts
+        ]
+    except BaseException:
+        # A tokenizer that failed (a panic in the library) may be left in any state.
+        _CACHE.drop(source_id)
+        raise
+    pieces = {i: tokenizer.piece(i) for run in runs for i in set(run.ids)}
+    return Answer(Tokenized(runs, pieces), _CACHE.held())
