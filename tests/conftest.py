@@ -92,6 +92,14 @@ class LiveServer:
             if _command(pid).startswith(_command(self.process.pid)[:40])
         )
 
+    def web_rss(self) -> int:
+        """Resident bytes of the gunicorn workers themselves (not their worker processes)."""
+        total = 0
+        for pid in self.worker_pids():
+            with open(f"/proc/{pid}/statm") as statm:
+                total += int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+        return total
+
     def survives(self, attack: Callable[[], T], attackers: int = 1) -> list[T]:
         """Run `attack` from `attackers` threads; meanwhile a small render must answer
         within a second, and afterwards the same gunicorn workers must still serve."""

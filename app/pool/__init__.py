@@ -24,6 +24,7 @@ import io
 import multiprocessing
 import os
 import pickle
+import signal
 import threading
 from collections.abc import Callable
 from concurrent.futures import CancelledError
@@ -169,6 +170,12 @@ class WorkerPool:
                 f"{self.noun} ran for more than {self.wall_seconds:g} s and was stopped.",
             ) from None
         except ProcessExpired as died:
+            if died.exitcode == -signal.SIGXCPU:
+                raise limit_exceeded(
+                    "cpu_seconds",
+                    f"{self.noun} used up its {self.cpu_seconds:g} s of CPU time inside native "
+                    "code; its worker was stopped and replaced.",
+                ) from None
             raise limit_exceeded(
                 "memory",
                 f"The worker died (exit code {died.exitcode}): {self.noun.lower()} exhausted "

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import math
 import os
 import pickle
 import resource
@@ -61,6 +62,9 @@ def start_worker(memory_bytes: int, warm_up: str | None = None) -> None:
     os.setpriority(os.PRIO_PROCESS, 0, WORKER_NICE)
     signal.signal(signal.SIGALRM, _demote)
     signal.signal(signal.SIGPROF, _out_of_cpu)
+    # A worker killed by a limit (SIGXCPU, or an abort when native code runs out of
+    # memory) must not leave a core file behind: hostile input could fill the disk.
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     if warm_up:
         module, _, name = warm_up.partition(":")
         getattr(importlib.import_module(module), name)()
@@ -69,6 +73,24 @@ def start_worker(memory_bytes: int, warm_up: str | None = None) -> None:
     if hard != resource.RLIM_INFINITY:
         limit = min(limit, hard)
     resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+
+
+#: CPU seconds granted past the task's own before the kernel stops the worker: the timer
+#: (SIGPROF) answers first whenever Python code is running.
+KERNEL_CPU_GRACE_SECONDS = 1
+
+
+def _arm_kernel_cpu_limit(cpu_seconds: float) -> None:
+    """RLIMIT_CPU just past this task's budget: the kernel's SIGXCPU ends the worker even
+    inside one long call into native code, where Python's signal handler cannot run (a
+    tokenizer regex, say). The pool reports that death as the CPU limit."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    used = usage.ru_utime + usage.ru_stime
+    _, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    soft = math.ceil(used + cpu_seconds) + KERNEL_CPU_GRACE_SECONDS
+    if hard != resource.RLIM_INFINITY:
+        soft = min(soft, hard)
+    resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
 
 
 def _restore_priority() -> None:
@@ -86,6 +108,7 @@ def run_guarded(cpu_seconds: float, payload: bytes) -> bytes:
     """
     signal.setitimer(signal.ITIMER_REAL, DEMOTE_AFTER_SECONDS)
     signal.setitimer(signal.ITIMER_PROF, cpu_seconds)
+    _arm_kernel_cpu_limit(cpu_seconds)
     try:
         try:
             function, args = pickle.loads(payload)

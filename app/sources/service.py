@@ -9,15 +9,17 @@ workers itself, so each lane is a pool of one worker, and `_pick` chooses the la
 
 from __future__ import annotations
 
+import contextlib
+import tempfile
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from app.budget import OverLimit
 from app.pool import WorkerPool
 from app.render.problems import TemplateProblem
 from app.sources.limits import SourceLimits
-from app.sources.worker import Answer, NotHeld, load_source, tokenize_texts
+from app.sources.worker import Answer, NotHeld, Spooled, load_source, tokenize_texts
 
 
 class _Lane:
@@ -64,7 +66,8 @@ class SourceWorkers:
     ) -> Any:
         """Parse and build a source: `Loaded`, `IncompleteHeader` or `Refused` (`unbuilt`:
         why its tokenizer is not to be built)."""
-        return self._run(None, load_source, kind, data, file_name, self.limits, unbuilt)
+        with _spooled(data) as handed:
+            return self._run(None, load_source, kind, handed, file_name, self.limits, unbuilt)
 
     def tokenize(
         self,
@@ -82,7 +85,11 @@ class SourceWorkers:
         raw = stored()
         if raw is None:
             return None
-        return self._run(lane, tokenize_texts, source_id, texts, flags, window, raw, self.limits)
+        kind, data = raw
+        with _spooled(data) as handed:
+            return self._run(
+                lane, tokenize_texts, source_id, texts, flags, window, (kind, handed), self.limits
+            )
 
     def close(self) -> None:
         """Stop every worker (they start again on next use)."""
@@ -111,6 +118,22 @@ class SourceWorkers:
                 lane.busy -= 1
         lane.held = frozenset(answer.held)
         return answer.value
+
+
+#: Inputs at least this large go to a worker through a temporary file, not a pipe.
+SPOOL_BYTES = 1 << 20
+
+
+@contextlib.contextmanager
+def _spooled(data: bytes) -> Iterator[bytes | Spooled]:
+    """`data` itself when small, else a temporary file holding it (removed after)."""
+    if len(data) < SPOOL_BYTES:
+        yield data
+        return
+    with tempfile.NamedTemporaryFile(prefix="playground-source-") as spool:
+        spool.write(data)
+        spool.flush()
+        yield Spooled(spool.name)
 
 
 #: A worker's limit names, as the settings of source work spell them.

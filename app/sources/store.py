@@ -10,6 +10,7 @@ those bytes when it has not built it yet.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import threading
@@ -22,7 +23,7 @@ from app.budget import OverLimit
 from app.sources.gguf import IncompleteHeader
 from app.sources.service import SourceFailed, SourceWorkers
 from app.sources.source import Source
-from app.sources.worker import Loaded, Refused, Tokenized, TokenRun
+from app.sources.worker import Loaded, Refused, Tokenized, TokenRun, Unbuildable
 from app.storage import Database
 from app.tokens.vocab import Token
 
@@ -31,9 +32,11 @@ _ID = re.compile(r"[0-9a-f]{64}")
 #: The `kind` column of the two kinds of stored source.
 GGUF, HF = "gguf", "hf"
 
-#: How long a tokenizer that failed (ran into a limit, or made its library panic) is not
+#: How long a tokenizing that failed (ran into a limit, or made its library panic) is not
 #: tried again by this process: opening a share of a hostile source costs one failure.
 FAILURE_MEMORY_SECONDS = 600.0
+#: Failures remembered at most (the oldest are forgotten first).
+FAILURES_KEPT = 1024
 
 
 @dataclass
@@ -136,19 +139,20 @@ class SourceStore:
         it ran into, if any). `offset`/`limit` pick a window of each text's tokens.
         """
         self._check_usable(source)
+        flags = (add_special, parse_special)
+        task = _task_key(source.id, texts, flags)
+        self._check_not_failed(task)
         window = (offset, limit if limit is not None else 1 << 62)
         try:
             tokenized = self.workers.tokenize(
-                source.id,
-                texts,
-                (add_special, parse_special),
-                window,
-                lambda: self._stored(source.id),
+                source.id, texts, flags, window, lambda: self._stored(source.id)
             )
         except (OverLimit, SourceFailed) as error:
-            raise self._remember_failure(source.id, error) from None
+            raise self._remember_failure(task, error) from None
         if tokenized is None:
             raise TokenizerUnavailable("The source is no longer stored.")
+        if isinstance(tokenized, Unbuildable):
+            raise TokenizerUnavailable(f"This vocabulary cannot be used: {tokenized.reason}.")
         assert isinstance(tokenized, Tokenized)
         return [Tokens(_tokens(run, tokenized.pieces), run.total) for run in tokenized.runs]
 
@@ -168,19 +172,20 @@ class SourceStore:
             raise TokenizerUnavailable(
                 f"This vocabulary cannot be used: {info.reason}.", limit=info.limit
             )
+
+    def _check_not_failed(self, task: str) -> None:
+        """The same tokenizing that failed a moment ago fails again, without a worker."""
         with self._lock:
-            failed = self._failed.get(source.id)
+            failed = self._failed.get(task)
         if failed is not None and time.monotonic() - failed[0] < FAILURE_MEMORY_SECONDS:
             raise failed[1]
 
-    def _remember_failure(
-        self, source_id: str, error: OverLimit | SourceFailed
-    ) -> TokenizerUnavailable:
+    def _remember_failure(self, task: str, error: OverLimit | SourceFailed) -> TokenizerUnavailable:
         limit = error.limit if isinstance(error, OverLimit) else None
         failure = TokenizerUnavailable(f"The tokenizer failed: {error.message}", limit)
         with self._lock:
-            self._failed[source_id] = (time.monotonic(), failure)
-            while len(self._failed) > 4 * self.capacity:
+            self._failed[task] = (time.monotonic(), failure)
+            while len(self._failed) > FAILURES_KEPT:
                 self._failed.pop(next(iter(self._failed)))
         return failure
 
@@ -228,6 +233,14 @@ class SourceStore:
             while len(self._memory) > self.capacity:
                 self._memory.popitem(last=False)
         return source
+
+
+def _task_key(source_id: str, texts: list[str], flags: tuple[bool, bool]) -> str:
+    """What identifies one tokenizing: the source, the texts and the flags."""
+    digest = hashlib.sha256()
+    for text in texts:
+        digest.update(text.encode("utf-8", "surrogatepass") + b"\0")
+    return f"{source_id}:{flags}:{digest.hexdigest()}"
 
 
 def _tokens(run: TokenRun, pieces: dict[int, str]) -> list[Token]:

@@ -23,10 +23,26 @@ from typing import Any
 from app.pool.guard import CpuTimeExceeded
 from app.sources.gguf import GGUFError, IncompleteHeader, read_header
 from app.sources.gguf_model import source_from_header
-from app.sources.hf import HFFileError, read_hf_files
+from app.sources.hf import HFFileError, check_json, read_hf_files
 from app.sources.limits import SourceLimits
 from app.sources.source import Source, TokenizerInfo, content_id, source_from_gguf, source_from_hf
-from app.tokens.vocab import VocabTokenizer, tokenize
+from app.tokens.vocab import NOT_A_TOKENIZER_JSON, VocabTokenizer, tokenize
+
+
+@dataclass(frozen=True)
+class Spooled:
+    """Bytes handed over in a temporary file: pickling a 64 MiB upload into a task would
+    hold two more copies of it in the web process while the worker reads it."""
+
+    path: str
+
+    def read(self) -> bytes:
+        with open(self.path, "rb") as spooled:
+            return spooled.read()
+
+
+def _bytes(data: bytes | Spooled) -> bytes:
+    return data.read() if isinstance(data, Spooled) else data
 
 
 @dataclass(frozen=True)
@@ -70,6 +86,13 @@ class Tokenized:
 @dataclass(frozen=True)
 class NotHeld:
     """The worker has not built this source's tokenizer: send its bytes."""
+
+
+@dataclass(frozen=True)
+class Unbuildable:
+    """The source's bytes give no usable tokenizer (it cannot be built, or is unsupported)."""
+
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -119,9 +142,11 @@ _CACHE = _Cache()
 
 
 def warm_up() -> None:
-    """Keep the tokenizers library to one thread: a worker's budget is one core's."""
+    """Keep the tokenizers library to one thread (a worker's budget is one core's), and
+    its failures to one line each: a Rust backtrace per hostile upload would flood logs."""
     os.environ["TOKENIZERS_PARALLELISM"] = "false"
     os.environ["RAYON_NUM_THREADS"] = "1"
+    os.environ["RUST_BACKTRACE"] = "0"
 
 
 def _resident_bytes() -> int:
@@ -157,6 +182,8 @@ def _built(
         _CACHE.put(source_id, tokenizer, _resident_bytes() - before, limits)
     return replace(
         describe,
+        model=tokenizer.model,
+        pre=tokenizer.pre,
         vocab_size=tokenizer.vocab_size,
         supported=tokenizer.support.supported,
         reason=tokenizer.support.reason,
@@ -199,12 +226,14 @@ def _load_hf(data: bytes, limits: SourceLimits, unbuilt: str | None) -> Any:
             info = _built(
                 source_id, info, lambda: VocabTokenizer.from_tokenizer_json(text, config), limits
             )
+            if not info.supported and (info.reason or "").startswith(NOT_A_TOKENIZER_JSON):
+                check_json("tokenizer.json", text)  # a file that is not even JSON is refused
     return Loaded(source_from_hf(source_id, parsed, info, limits.template_bytes), len(data))
 
 
 def load_source(
     kind: str,
-    data: bytes,
+    data: bytes | Spooled,
     file_name: str | None,
     limits: SourceLimits,
     unbuilt: str | None = None,
@@ -215,6 +244,7 @@ def load_source(
     With `unbuilt` (why), the tokenizer is not built but described as unsupported: the
     caller's second try after building it ran into a limit.
     """
+    data = _bytes(data)
     try:
         if kind == "gguf":
             value = _load_gguf(data, file_name, limits, unbuilt)
@@ -227,12 +257,16 @@ def load_source(
     return Answer(value, _CACHE.held())
 
 
-def _rebuild(source_id: str, kind: str, data: bytes, limits: SourceLimits) -> VocabTokenizer | None:
-    """The tokenizer of a stored source this worker has not built yet."""
+def _rebuild(source_id: str, kind: str, data: bytes | Spooled, limits: SourceLimits) -> Any:
+    """The tokenizer of a stored source this worker has not built yet, or `Unbuildable`."""
     loaded = load_source(kind, data, None, limits).value
     if not isinstance(loaded, Loaded) or loaded.source.id != source_id:
-        return None
-    return _CACHE.get(source_id)
+        return Unbuildable("the stored bytes are not this source")
+    info = loaded.source.tokenizer
+    tokenizer = _CACHE.get(source_id)
+    if tokenizer is None or info is None or not info.supported:
+        return Unbuildable(info.reason if info and info.reason else "it has no vocabulary")
+    return tokenizer
 
 
 def _run(
@@ -254,7 +288,7 @@ def tokenize_texts(
     texts: list[str],
     flags: tuple[bool, bool],
     window: tuple[int, int],
-    stored: tuple[str, bytes] | None,
+    stored: tuple[str, bytes | Spooled] | None,
     limits: SourceLimits,
 ) -> Answer:
     """Tokenize `texts` with a source's tokenizer: `Tokenized`, or `NotHeld` without `stored`.
@@ -267,6 +301,8 @@ def tokenize_texts(
         tokenizer = _rebuild(source_id, *stored, limits)
     if tokenizer is None:
         return Answer(NotHeld(), _CACHE.held())
+    if isinstance(tokenizer, Unbuildable):
+        return Answer(tokenizer, _CACHE.held())
     add_special, parse_special = flags
     offset, limit = window
     try:

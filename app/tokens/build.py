@@ -65,8 +65,23 @@ def build_from_vocab(vocab: GgufVocab) -> Tokenizer:
     return builder(vocab)
 
 
+#: Characters compared while listing an SPM vocabulary's merges: each token is split at
+#: every position and both halves looked up, which costs the square of its length. Real
+#: vocabularies need about 20 million (262k tokens); one hostile 400,000-character token
+#: would need 160 billion, hours of CPU.
+SPM_SPLIT_BUDGET = 200_000_000
+
+
 def _build_spm(vocab: GgufVocab) -> Tokenizer:
     tokens, scores = vocab.tokens, vocab.scores
+    cost = sum(len(text) ** 2 for text in tokens)
+    if cost > SPM_SPLIT_BUDGET:
+        longest = max(map(len, tokens))
+        raise UnsupportedVocab(
+            f"its tokens are too long to list their merges (the longest has {longest:,} "
+            f"characters; splitting them all compares {cost:,} characters, over the "
+            f"{SPM_SPLIT_BUDGET:,} this reader allows)"
+        )
     ids = {t: i for i, t in enumerate(tokens)}
     ranked = []
     for i, text in enumerate(tokens):

@@ -23,6 +23,8 @@ from app.tokens.pieces import bytes_to_piece, gguf_token_bytes, hf_token_bytes
 from app.tokens.special import SpecialMatcher
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+#: How the reason begins when the tokenizers library cannot read a tokenizer.json.
+NOT_A_TOKENIZER_JSON = "not a tokenizer.json"
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +64,11 @@ class VocabTokenizer:
         self.special_ids: frozenset[int] = frozenset()
         self._token_bytes: list[bytes] = []
         self._pieces: list[str | None] = []
+        # tokenizer.json: bytes and pieces by id, worked out on first use.
+        self._sparse_bytes: dict[int, bytes] = {}
+        self._sparse_pieces: dict[int, str] = {}
+        self._byte_level = False
+        self._raw_text: frozenset[int] = frozenset()
         self._matcher: SpecialMatcher | None = None
         self._phantom_space = False  # SPM: llama.cpp puts a space before each run of text
         self._lock = threading.Lock()
@@ -113,16 +120,25 @@ class VocabTokenizer:
         self.source = "tokenizer.json"
         try:
             self.tokenizer = Tokenizer.from_str(text)
-            spec = json.loads(text)
         except Exception as exc:  # the text is user input: any parse failure is "unsupported"
-            self.support = TokenizerSupport(False, f"not a tokenizer.json: {exc}")
+            self.support = TokenizerSupport(False, f"{NOT_A_TOKENIZER_JSON}: {exc}")
+            return self
+        # What else is needed is read back from the built tokenizer, component by
+        # component: parsing the whole file again in Python would cost ten times its size.
+        growth = normalizer_growth(_component(self.tokenizer.normalizer))
+        if growth > MAX_NORMALIZER_GROWTH:
+            self.support = TokenizerSupport(
+                False,
+                f"its normalizer can make text {growth:,} times longer (this reader allows "
+                f"{MAX_NORMALIZER_GROWTH}: a few characters would take gigabytes)",
+            )
             return self
         self.support = TokenizerSupport(True)
-        self.model = str((spec.get("model") or {}).get("type") or "")
+        self.model = type(self.tokenizer.model).__name__
         self.vocab_size = self.tokenizer.get_vocab_size(with_added_tokens=True)
-        added = spec.get("added_tokens") or []
-        self.special_ids = frozenset(t["id"] for t in added if t.get("special"))
-        raw_text = {t["id"] for t in added}  # added tokens are stored as plain text
+        added = self.tokenizer.get_added_tokens_decoder()
+        self.special_ids = frozenset(i for i, token in added.items() if token.special)
+        raw_text = set(added)  # added tokens are stored as plain text
         config = tokenizer_config or {}
 
         def config_id(name: str) -> int | None:
@@ -134,20 +150,32 @@ class VocabTokenizer:
         self.bos_id, self.eos_id = config_id("bos_token"), config_id("eos_token")
         self.add_bos = bool(config.get("add_bos_token", False))
         self.add_eos = bool(config.get("add_eos_token", False))
-        byte_level = '"ByteLevel"' in json.dumps([spec.get("pre_tokenizer"), spec.get("decoder")])
-        get = self.tokenizer.id_to_token
-        self._token_bytes = [
-            hf_token_bytes(get(i) or "", byte_level, i in raw_text) for i in range(self.vocab_size)
-        ]
-        self._pieces = [None] * self.vocab_size
+        parts = (self.tokenizer.pre_tokenizer, self.tokenizer.decoder)
+        self._byte_level = any('"ByteLevel"' in json.dumps(_component(part)) for part in parts)
+        self._raw_text = frozenset(raw_text)
         return self
 
     def token_bytes(self, token_id: int) -> bytes:
         """The bytes a token stands for (llama.cpp's `token_to_piece` with special=True)."""
-        return self._token_bytes[token_id]
+        if self.source == "gguf":
+            return self._token_bytes[token_id]
+        # A tokenizer.json may number its tokens sparsely (ids far above its size), so its
+        # tokens' bytes are worked out on first use, by id, not listed up front.
+        found = self._sparse_bytes.get(token_id)
+        if found is None:
+            assert self.tokenizer is not None
+            text = self.tokenizer.id_to_token(token_id) or ""
+            found = hf_token_bytes(text, self._byte_level, token_id in self._raw_text)
+            self._sparse_bytes[token_id] = found
+        return found
 
     def piece(self, token_id: int) -> str:
         """The token's text; bytes that are not UTF-8 on their own are shown as `<0xE2>`."""
+        if self.source != "gguf":
+            found = self._sparse_pieces.get(token_id)
+            if found is None:
+                found = self._sparse_pieces[token_id] = bytes_to_piece(self.token_bytes(token_id))
+            return found
         piece = self._pieces[token_id]
         if piece is None:
             piece = self._pieces[token_id] = bytes_to_piece(self._token_bytes[token_id])
@@ -206,6 +234,42 @@ class VocabTokenizer:
             Token(i, piece(i), s, e, i in special)
             for i, (s, e) in zip(enc.ids, enc.offsets, strict=True)
         ]
+
+
+def _component(part: Any) -> dict[str, Any]:
+    """A tokenizer component (normalizer, pre-tokenizer, decoder) as its JSON spec."""
+    if part is None:
+        return {}
+    spec = json.loads(part.__getstate__())
+    return spec if isinstance(spec, dict) else {}
+
+
+#: How many times longer a tokenizer.json's normalizer may make a text: real ones turn a
+#: space into "▁" and prepend one "▁"; `Replace("a", "b" * 10**6)` makes 40 characters
+#: take over a gigabyte.
+MAX_NORMALIZER_GROWTH = 16
+
+
+def normalizer_growth(spec: Any) -> int:
+    """The most a normalizer spec multiplies a text's length by (an upper bound).
+
+    `Replace` can turn each character into its content; `Prepend` and `Append` add
+    their text to each run; a `Sequence` multiplies its steps' factors.
+    """
+    if not isinstance(spec, dict):
+        return 1
+    kind = spec.get("type")
+    if kind == "Sequence":
+        growth = 1
+        for step in spec.get("normalizers") or []:
+            growth *= normalizer_growth(step)
+            if growth > MAX_NORMALIZER_GROWTH:
+                break  # enough to refuse; do not multiply on without bound
+        return growth
+    added = {"Replace": spec.get("content"), "Prepend": spec.get("prepend")}.get(kind)
+    if kind == "Append":
+        added = spec.get("append")
+    return 1 + len(added) if isinstance(added, str) else 1
 
 
 def tokenize(

@@ -1,0 +1,253 @@
+"""Hostile uploads cost one bounded worker task each, never the web process or its memory.
+
+Each case was found by an attack on the live service: a tokenizer regex that makes the
+tokenizers library panic, arrays and normalisers that blow up memory, a vocabulary whose
+merges take hours to list, an analysis that tokenized megabytes per turn, token ids far
+beyond the vocabulary's size.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import struct
+import time
+
+import pytest
+from gguf import GGUFWriter
+from tokenizers import Regex, Tokenizer, models, normalizers, pre_tokenizers
+
+from app import create_app
+from tests.conftest import start_gunicorn
+
+MiB = 1 << 20
+
+
+def word_level(extra: list[str] | None = None) -> Tokenizer:
+    vocab = {"<unk>": 0, "a": 1, "b": 2}
+    vocab.update({token: 3 + i for i, token in enumerate(extra or [])})
+    tokenizer = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
+    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
+    return tokenizer
+
+
+def backtracking_tokenizer() -> str:
+    tokenizer = word_level()
+    tokenizer.pre_tokenizer = pre_tokenizers.Split(Regex("(a+)+$"), "isolated")
+    return tokenizer.to_str()
+
+
+#: Text on which `(a+)+$` backtracks until the regex engine gives up (a panic).
+BACKTRACKING_TEXT = "b" + "a" * 100_000 + "b"
+
+
+def upload_hf(server, files: dict[str, str]) -> tuple[int, dict]:
+    """A multipart upload through the live server."""
+    boundary = "playground-test-boundary"
+    parts = []
+    for name, text in files.items():
+        parts.append(
+            f'--{boundary}\r\nContent-Disposition: form-data; name="files"; filename="{name}"\r\n'
+            f"Content-Type: application/json\r\n\r\n{text}\r\n"
+        )
+    data = ("".join(parts) + f"--{boundary}--\r\n").encode()
+    headers = {"Content-Type": f"multipart/form-data; boundary={boundary}"}
+    status, _, body = server.send("POST", "/api/sources/hf", data, headers, timeout=120)
+    return status, json.loads(body)
+
+
+def upload_gguf(server, data: bytes) -> tuple[int, dict]:
+    headers = {"Content-Type": "application/octet-stream"}
+    status, _, body = server.send("POST", "/api/sources/gguf", data, headers, timeout=120)
+    return status, json.loads(body)
+
+
+def gguf_with_array(count: int) -> bytes:
+    """A GGUF header whose one KV is an array of `count` uint8 values."""
+    key = b"general.hostile"
+    kv = struct.pack("<Q", len(key)) + key + struct.pack("<IIQ", 9, 0, count) + bytes(count)
+    return b"GGUF" + struct.pack("<IQQ", 3, 0, 1) + kv
+
+
+def spm_gguf(tmp_path, tokens: list[str]) -> bytes:
+    path = tmp_path / "spm.gguf"
+    writer = GGUFWriter(path, arch="llama")
+    writer.add_tokenizer_model("llama")
+    writer.add_token_list(tokens)
+    writer.add_token_scores([float(-i) for i in range(len(tokens))])
+    writer.add_token_types([2, 3, 3] + [1] * (len(tokens) - 3))
+    writer.add_chat_template("{{ messages[0].content }}")
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.close()
+    return path.read_bytes()
+
+
+# --- Finding 2: a user tokenizer could crash a gunicorn worker ---------------------------
+
+
+def test_a_panicking_tokenizer_is_a_422_and_no_worker_dies(live_server):
+    status, source = upload_hf(live_server, {"tokenizer.json": backtracking_tokenizer()})
+    assert status == 200 and source["tokenizer"]["supported"] is True
+
+    def attack():
+        body = {"source": source["id"], "text": BACKTRACKING_TEXT}
+        return live_server.post("/api/tokenize", body, timeout=60)
+
+    for status, answer in live_server.survives(attack, attackers=4):
+        assert status == 422
+        assert answer["error"]["type"] == "TokenizerUnavailable"
+        assert "retry-limit" in answer["error"]["message"]
+    # Other texts still tokenize with the same source.
+    status, answer = live_server.post("/api/tokenize", {"source": source["id"], "text": "ab"})
+    assert (status, answer["count"]) == (200, 1)
+
+
+def test_a_share_of_a_panicking_source_opens_every_time(live_server):
+    status, source = upload_hf(live_server, {"tokenizer.json": backtracking_tokenizer()})
+    state = {
+        "template": "{{ messages[0].content }}",
+        "messages": [{"role": "user", "content": BACKTRACKING_TEXT}],
+        "source": {"id": source["id"], "kind": "hf"},
+    }
+    status, share = live_server.post("/api/shares", state)
+    assert status in (200, 201)
+
+    def open_share():
+        started = time.monotonic()
+        status, _, page = live_server.send("GET", share["url"], timeout=60)
+        return status, page, time.monotonic() - started
+
+    results = live_server.survives(open_share, attackers=3)
+    for status, page, _ in results:
+        assert status == 200
+        assert b"retry-limit" in page  # the Tokens view says why it has no tokens
+    _, _, again = open_share()
+    assert again < min(seconds for *_, seconds in results), "the failure is remembered"
+
+
+# --- Finding 3: memory blow-ups in the web process ---------------------------------------
+
+
+def test_a_huge_gguf_array_is_refused_before_it_costs_memory(live_server):
+    before = live_server.web_rss()
+
+    def attack():
+        return upload_gguf(live_server, gguf_with_array(16 * MiB))
+
+    for status, answer in live_server.survives(attack, attackers=2):
+        assert status == 422
+        assert answer["error"]["type"] == "GGUFError"
+        assert answer["error"]["limit"] == "gguf_array_items"
+        assert "PLAYGROUND_GGUF_ARRAY_ITEMS" in answer["error"]["message"]
+    # A 16 MiB array used to become 16 million Python ints (+270 MB) in the web process.
+    assert live_server.web_rss() - before < 64 * MiB
+
+
+def test_an_exploding_normalizer_is_unsupported_not_run(client):
+    tokenizer = word_level()
+    tokenizer.normalizer = normalizers.Replace("a", "b" * 10**6)
+    files = {"files": (io.BytesIO(tokenizer.to_str().encode()), "tokenizer.json")}
+    source = client.post("/api/sources/hf", data=files).json
+    assert source["tokenizer"]["supported"] is False
+    assert "normalizer can make text" in source["tokenizer"]["reason"]
+    answer = client.post("/api/tokenize", json={"source": source["id"], "text": "a" * 40})
+    assert answer.status_code == 422
+
+
+def test_a_sparse_vocabulary_tokenizes(client):
+    tokenizer = Tokenizer(models.WordLevel({"<unk>": 0, "a": 1, "b": 5_000_000}, "<unk>"))
+    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
+    files = {"files": (io.BytesIO(tokenizer.to_str().encode()), "tokenizer.json")}
+    source = client.post("/api/sources/hf", data=files).json
+    body = {"left": {"template": "a b", "messages": []}, "source": source["id"]}
+    body["right"] = body["left"]
+    body["left"]["messages"] = body["right"]["messages"] = [{"role": "user", "content": "x"}]
+    answer = client.post("/api/diff", json=body)
+    assert answer.status_code == 200
+    assert answer.json["left"]["token_ids"] == [1, 5_000_000]
+    tokens = client.post("/api/tokenize", json={"source": source["id"], "text": "b"}).json
+    assert [(t["id"], t["piece"]) for t in tokens["tokens"]] == [(5_000_000, "b")]
+
+
+@pytest.fixture(scope="module")
+def tight_server():
+    """gunicorn whose source workers get 1 s of CPU and 160 MiB."""
+    server = start_gunicorn(
+        {
+            "PLAYGROUND_WORKERS": "1",
+            "PLAYGROUND_THREADS": "4",
+            "PLAYGROUND_SOURCE_CPU_SECONDS": "1",
+            "PLAYGROUND_SOURCE_MEMORY_MB": "160",
+        }
+    )
+    yield server
+    server.process.terminate()
+    server.process.wait(timeout=30)
+
+
+def test_a_tokenizer_over_the_memory_budget_fails_in_its_worker(tight_server):
+    big = word_level([f"token{i:07d}" + "x" * 40 for i in range(600_000)]).to_str()
+    assert len(big) > 20 * MiB
+    before = tight_server.web_rss()
+    [(status, source)] = tight_server.survives(
+        lambda: upload_hf(tight_server, {"tokenizer.json": big})
+    )
+    # The templates and the rest still load; the tokenizer says which limit stopped it.
+    assert status == 200
+    assert source["tokenizer"]["supported"] is False
+    assert source["tokenizer"]["limit"] in ("source_memory_mb", "source_cpu_seconds")
+    status, answer = tight_server.post("/api/tokenize", {"source": source["id"], "text": "a"})
+    assert status == 422 and answer["error"]["limit"] == source["tokenizer"]["limit"]
+    # It used to add 435 MB to the web process for a 20 MB file.
+    assert tight_server.web_rss() - before < 160 * MiB
+
+
+# --- Finding 4: unbounded CPU in the web process -----------------------------------------
+
+
+def test_a_vocabulary_with_a_huge_token_is_refused_in_moments(live_server, tmp_path):
+    tokens = ["<unk>", "<s>", "</s>", "a", "b", "ab", "a" * 400_000]
+    data = spm_gguf(tmp_path, tokens)
+    [(status, source)] = live_server.survives(lambda: upload_gguf(live_server, data))
+    assert status == 200
+    assert source["templates"]["default"] == "{{ messages[0].content }}"
+    assert source["tokenizer"]["supported"] is False
+    assert "too long to list their merges" in source["tokenizer"]["reason"]
+
+
+def test_analysis_of_a_long_conversation_with_a_huge_kwarg_is_bounded(live_server):
+    messages = []
+    for turn in range(150):
+        messages += [
+            {"role": "user", "content": f"question {turn}"},
+            {"role": "assistant", "content": f"answer {turn}"},
+        ]
+    template = (
+        "{{ big }}{% for m in messages %}<|{{ m.role }}|>{{ m.content }}{% endfor %}"
+        "{% if add_generation_prompt %}<|assistant|>{% endif %}"
+    )
+    body = {"template": template, "messages": messages, "kwargs": {"big": "x" * 1_900_000}}
+    [(status, answer)] = live_server.survives(
+        lambda: live_server.post("/api/analyze", body, timeout=120)
+    )
+    assert status in (200, 422), answer
+    if status == 200:
+        assert answer["user_turns"] == 150
+        assert answer["turns_analysed"] == 32
+        assert len(answer["prefix_stability"]) == 31
+    else:
+        assert answer["error"]["limit"] == "cpu_seconds"
+
+
+def test_the_analysis_turn_limit_is_a_setting(tmp_path):
+    app = create_app({"TESTING": True, "DATA_DIR": str(tmp_path), "ANALYSIS_TURNS": 2})
+    messages = [{"role": "user", "content": f"q{i}"} for i in range(5)]
+    body = {"template": "{% for m in messages %}{{ m.content }};{% endfor %}", "messages": messages}
+    try:
+        answer = app.test_client().post("/api/analyze", json=body).json
+    finally:
+        app.extensions["sandbox_pool"].close()
+        app.extensions["source_workers"].close()
+    assert (answer["user_turns"], answer["turns_analysed"]) == (5, 2)
+    assert [pair["to_turn"] for pair in answer["prefix_stability"]] == [2]
