@@ -14,6 +14,7 @@ from app.shares.store import ShareStore
 from app.sources.library import DEFAULT_LIBRARY, Library
 from app.sources.store import SourceStore
 from app.storage import open_database
+from app.web.strict_json import StrictJSONProvider
 
 
 def data_dir(app: Flask) -> Path:
@@ -24,6 +25,7 @@ def data_dir(app: Flask) -> Path:
 def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     """The WSGI application: defaults, then `PLAYGROUND_*` variables, then `test_config`."""
     app = Flask(__name__, static_folder="../static", instance_relative_config=True)
+    app.json = StrictJSONProvider(app)  # no NaN in an answer, whatever an upload holds
     app.config.update(load_settings())
     app.config.update(test_config or {})
     app.config["MAX_CONTENT_LENGTH"] = max_body_bytes(app.config)

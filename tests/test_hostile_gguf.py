@@ -1,4 +1,4 @@
-"""Uploaded GGUF headers whose tokenizer keys hold the wrong types.
+"""Uploaded GGUF headers whose keys hold the wrong types, and floats JSON cannot carry.
 
 The template of such a file is still usable, so the source loads; a vocabulary that
 cannot be read is `"supported": false` with a reason naming the key.
@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 from gguf.constants import GGUFValueType as T
+
+from app.sources.gguf_model import split_info
 
 _CODES = {T.UINT8: "B", T.INT8: "b", T.UINT16: "H", T.INT16: "h", T.UINT32: "I"}
 _CODES |= {T.INT32: "i", T.FLOAT32: "f", T.BOOL: "?", T.UINT64: "Q", T.INT64: "q"}
@@ -167,3 +169,38 @@ def test_what_llama_cpp_accepts_still_builds(client, key, value):
     status, answer = upload(client, gguf({**SPM, K + key: value}))
     assert status == 200
     assert answer["tokenizer"]["supported"], answer["tokenizer"]["reason"]
+
+
+NON_FINITE = {
+    "general.architecture": (T.STRING, "llama"),
+    "general.nan": (T.FLOAT32, math.nan),
+    "general.up": (T.FLOAT64, math.inf),
+    "general.down": (T.FLOAT32, -math.inf),
+    "general.fine": (T.FLOAT32, 0.5),
+    "tokenizer.chat_template": (T.STRING, TEMPLATE),
+}
+
+
+def test_non_finite_metadata_is_null_in_strict_json(client):
+    status, answer = upload(client, gguf(NON_FINITE))
+    assert status == 200
+    metadata = answer["metadata"]
+    assert (metadata["nan"], metadata["up"], metadata["down"]) == (None, None, None)
+    assert metadata["fine"] == 0.5
+    again = client.get(f"/api/sources/{answer['id']}")
+    assert strict_json(again.get_data(as_text=True))["metadata"] == metadata
+
+
+def test_every_json_answer_writes_non_finite_floats_as_null(app):
+    value = {"a": [math.nan, (math.inf, 1.5)], "b": {"c": -math.inf}}
+    with app.app_context():
+        answer = app.json.response(value).get_data(as_text=True)
+        in_page = app.jinja_env.from_string("{{ value | tojson }}").render(value=value)
+    expected = {"a": [None, [None, 1.5]], "b": {"c": None}}
+    assert strict_json(answer) == expected
+    assert strict_json(in_page) == expected
+
+
+def test_boolean_split_keys_are_not_shard_numbers():
+    assert split_info({"split.no": False, "split.count": True}) is None
+    assert split_info({"split.no": 0, "split.count": 2}) == {"shard": 1, "count": 2, "first": True}
