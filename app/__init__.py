@@ -61,7 +61,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     library_dir = app.config["LIBRARY_DIR"]
     app.extensions["library"] = Library(Path(library_dir) if library_dir else DEFAULT_LIBRARY)
 
-    from app.web import analysis, api, errors, library, metrics, page, shares, sources
+    from app.web import analysis, api, errors, guards, library, metrics, page, shares, sources
 
     app.register_blueprint(api.blueprint)
     app.register_blueprint(sources.blueprint)
@@ -71,5 +71,6 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     app.register_blueprint(page.blueprint)
     app.register_blueprint(metrics.blueprint)
     errors.register(app)
+    guards.register(app)  # after observability.install, so a refused write is timed too
     page.register_security_headers(app)
     return app
