@@ -15,6 +15,7 @@ from app.sources.library import DEFAULT_LIBRARY, Library
 from app.sources.service import SourceWorkers
 from app.sources.store import SourceStore
 from app.storage import open_database
+from app.web.strict_json import StrictJSONProvider
 
 
 def data_dir(app: Flask) -> Path:
@@ -25,6 +26,7 @@ def data_dir(app: Flask) -> Path:
 def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     """The WSGI application: defaults, then `PLAYGROUND_*` variables, then `test_config`."""
     app = Flask(__name__, static_folder="../static", instance_relative_config=True)
+    app.json = StrictJSONProvider(app)  # no NaN in an answer, whatever an upload holds
     app.config.update(load_settings())
     app.config.update(test_config or {})
     app.config["MAX_CONTENT_LENGTH"] = max_body_bytes(app.config)
@@ -67,7 +69,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     library_dir = app.config["LIBRARY_DIR"]
     app.extensions["library"] = Library(Path(library_dir) if library_dir else DEFAULT_LIBRARY)
 
-    from app.web import analysis, api, errors, library, metrics, page, shares, sources
+    from app.web import analysis, api, errors, guards, library, metrics, page, shares, sources
 
     app.register_blueprint(api.blueprint)
     app.register_blueprint(sources.blueprint)
@@ -77,5 +79,6 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     app.register_blueprint(page.blueprint)
     app.register_blueprint(metrics.blueprint)
     errors.register(app)
+    guards.register(app)  # after observability.install, so a refused write is timed too
     page.register_security_headers(app)
     return app

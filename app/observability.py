@@ -76,6 +76,18 @@ for _result in ("hit", "miss"):
 #: Routes for requests that matched none (404s), so that paths cannot multiply series.
 UNMATCHED_ROUTE = "<unmatched>"
 
+#: The methods of HTTP itself (RFC 9110, and PATCH); any other method a client invents is
+#: counted as `OTHER_METHOD`, so that made-up methods cannot multiply series either.
+STANDARD_METHODS = frozenset(
+    {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "CONNECT", "TRACE"}
+)
+OTHER_METHOD = "other"
+
+
+def method_label(method: str) -> str:
+    """The `method` label of a request: its method if standard, else `other`."""
+    return method if method in STANDARD_METHODS else OTHER_METHOD
+
 
 def count_source_lookup(hit: bool) -> None:
     """The `SourceStore.on_lookup` hook: one memory-cache hit or miss."""
@@ -145,8 +157,9 @@ def install(app: Flask) -> None:
     def record(response: Response) -> Response:
         elapsed = time.perf_counter() - g.get("request_started", time.perf_counter())
         route = request.url_rule.rule if request.url_rule is not None else UNMATCHED_ROUTE
-        REQUESTS.labels(request.method, route, str(response.status_code)).inc()
-        REQUEST_SECONDS.labels(request.method, route).observe(elapsed)
+        method = method_label(request.method)
+        REQUESTS.labels(method, route, str(response.status_code)).inc()
+        REQUEST_SECONDS.labels(method, route).observe(elapsed)
         render_ms = g.get("render_ms")
         line = {
             "time": datetime.now(UTC).isoformat(timespec="milliseconds"),

@@ -179,7 +179,9 @@
     let size = Math.min(FIRST_PREFIX, file.size);
     for (;;) {
       const url = "/api/sources/gguf?name=" + encodeURIComponent(file.name);
-      const answer = await post(url, file.slice(0, size), (done) =>
+      // The server takes GGUF bytes only as application/octet-stream (see app/web/guards.py).
+      const prefix = file.slice(0, size, "application/octet-stream");
+      const answer = await post(url, prefix, (done) =>
         uploadStatus(Math.round(done * 100), `Reading the header of ${file.name}: ${size} of ${file.size} bytes…`));
       if (answer.status === 409 && size < file.size) {
         size = Math.min(file.size, Math.max(answer.json.error.need_bytes, size * 2));

@@ -150,7 +150,9 @@ def test_agent_loop_measure_catches_dropped_reasoning(app):
 
 def test_vocabulary_findings_with_a_real_vocabulary(app, client):
     gguf = (VOCAB_DIR / "ggml-vocab-llama-spm.gguf").read_bytes()
-    source_id = client.post("/api/sources/gguf", data=gguf).json["id"]
+    source_id = client.post(
+        "/api/sources/gguf", data=gguf, content_type="application/octet-stream"
+    ).json["id"]
     source = app.extensions["source_store"].get(source_id)
     tokens = {"bos_token": "<s>", "eos_token": "</s>"}
     chatml = "{{ bos_token }}" + Library().template("chatml")

@@ -134,7 +134,9 @@ def test_unreadable_bodies_are_400(client, data, words):
 
 
 def test_oversize_body_is_413(client):
-    response = client.post("/api/render", data=b" " * (8 * 1024 * 1024 + 1))
+    response = client.post(
+        "/api/render", data=b" " * (8 * 1024 * 1024 + 1), content_type="application/json"
+    )
     assert response.status_code == 413
     assert response.json["error"]["type"] == "PayloadTooLarge"
 

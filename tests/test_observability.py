@@ -159,9 +159,19 @@ def test_source_cache_counts_a_miss_then_a_hit(client):
         return metric(client, name, result="hit"), metric(client, name, result="miss")
 
     hits, misses = lookups()
-    assert client.post("/api/sources/gguf?name=a.gguf", data=data).status_code == 200
+    assert (
+        client.post(
+            "/api/sources/gguf?name=a.gguf", data=data, content_type="application/octet-stream"
+        ).status_code
+        == 200
+    )
     assert lookups() == (hits, misses + 1)
-    assert client.post("/api/sources/gguf?name=a.gguf", data=data).status_code == 200
+    assert (
+        client.post(
+            "/api/sources/gguf?name=a.gguf", data=data, content_type="application/octet-stream"
+        ).status_code
+        == 200
+    )
     assert lookups() == (hits + 1, misses + 1)
 
 

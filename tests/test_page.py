@@ -118,6 +118,8 @@ def test_browsers_get_html_errors_and_the_api_json(client):
 
 def test_upload_cap_is_named_in_the_413(tmp_path):
     app = create_app({"TESTING": True, "DATA_DIR": str(tmp_path), "UPLOAD_MB": 0.01})
-    response = app.test_client().post("/api/sources/gguf", data=bytes(20_000))
+    response = app.test_client().post(
+        "/api/sources/gguf", data=bytes(20_000), content_type="application/octet-stream"
+    )
     assert response.status_code == 413
     assert response.json["error"]["max_bytes"] == int(0.01 * 1024 * 1024)

@@ -194,7 +194,9 @@ def test_a_share_made_on_one_app_opens_on_the_other(two_apps, tmp_path):
 
 def test_a_source_uploaded_to_one_app_tokenizes_on_the_other(two_apps):
     first, second = two_apps
-    uploaded = first.test_client().post("/api/sources/gguf", data=LLAMA_SPM.read_bytes())
+    uploaded = first.test_client().post(
+        "/api/sources/gguf", data=LLAMA_SPM.read_bytes(), content_type="application/octet-stream"
+    )
     assert uploaded.status_code == 200
     source = uploaded.json["id"]
     assert second.extensions["source_store"]._remembered(source) is None  # never seen

@@ -22,7 +22,11 @@ def upload_growing(client, data: bytes, name: str, first: int = 4096) -> tuple[o
     size, sent = first, []
     while True:
         sent.append(size)
-        response = client.post(f"/api/sources/gguf?name={name}", data=data[:size])
+        response = client.post(
+            f"/api/sources/gguf?name={name}",
+            data=data[:size],
+            content_type="application/octet-stream",
+        )
         if response.status_code != 409:
             return response, sent
         need = response.json["error"]["need_bytes"]
@@ -54,8 +58,14 @@ def test_gguf_prefix_grows_until_the_header_is_read(client):
 
 def test_same_header_same_id_whatever_follows(client):
     data = LLAMA_SPM.read_bytes()
-    first = client.post("/api/sources/gguf", data=data).json
-    padded = client.post("/api/sources/gguf?name=copy.gguf", data=data + b"\0" * 1000).json
+    first = client.post(
+        "/api/sources/gguf", data=data, content_type="application/octet-stream"
+    ).json
+    padded = client.post(
+        "/api/sources/gguf?name=copy.gguf",
+        data=data + b"\0" * 1000,
+        content_type="application/octet-stream",
+    ).json
     assert first["id"] == padded["id"]
     assert padded["file_name"] == "copy.gguf"
 
@@ -68,7 +78,7 @@ def test_same_header_same_id_whatever_follows(client):
     ],
 )
 def test_malformed_gguf_is_422_with_offset(client, data, offset, words):
-    response = client.post("/api/sources/gguf", data=data)
+    response = client.post("/api/sources/gguf", data=data, content_type="application/octet-stream")
     assert response.status_code == 422
     error = response.json["error"]
     assert (error["type"], error["offset"]) == ("GGUFError", offset)
@@ -77,12 +87,16 @@ def test_malformed_gguf_is_422_with_offset(client, data, offset, words):
 
 def test_upload_over_the_cap_is_413(tmp_path):
     app = create_app({"TESTING": True, "DATA_DIR": str(tmp_path), "UPLOAD_MB": 0.01})
-    response = app.test_client().post("/api/sources/gguf", data=bytes(20_000))
+    response = app.test_client().post(
+        "/api/sources/gguf", data=bytes(20_000), content_type="application/octet-stream"
+    )
     assert response.status_code == 413
 
 
 def test_tokenize_with_the_models_vocabulary(client):
-    source = client.post("/api/sources/gguf", data=LLAMA_SPM.read_bytes()).json["id"]
+    source = client.post(
+        "/api/sources/gguf", data=LLAMA_SPM.read_bytes(), content_type="application/octet-stream"
+    ).json["id"]
     text = "<s>Hi there"
     body = {"source": source, "text": text, "add_special": True}
     response = client.post("/api/tokenize", json=body)
@@ -106,7 +120,9 @@ def test_tokenize_errors(client):
 
 
 def test_another_process_rebuilds_a_source_from_storage(app, client):
-    source = client.post("/api/sources/gguf", data=LLAMA_SPM.read_bytes()).json["id"]
+    source = client.post(
+        "/api/sources/gguf", data=LLAMA_SPM.read_bytes(), content_type="application/octet-stream"
+    ).json["id"]
     replica = create_app({"TESTING": True, "DATA_DIR": app.config["DATA_DIR"]})
     response = replica.test_client().post("/api/tokenize", json={"source": source, "text": "Hi"})
     assert response.status_code == 200

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -94,17 +95,24 @@ def quantization_name(file_type: int) -> str | None:
     return name.removeprefix("MOSTLY_").removeprefix("ALL_")
 
 
+def json_value(value: Any) -> Any:
+    """A scalar GGUF value as JSON can carry it: NaN and ±infinity (legal in a GGUF float,
+    not in JSON) become None, long text is cut to `MAX_METADATA_CHARS`."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, str) and len(value) > MAX_METADATA_CHARS:
+        return value[:MAX_METADATA_CHARS] + "…"
+    return value
+
+
 def _metadata(fields: dict[str, Any]) -> dict[str, Any]:
     """The scalar `general.*` keys, plus the quantization by name."""
     metadata: dict[str, Any] = {}
     for key, value in fields.items():
-        if not key.startswith("general.") or isinstance(value, list):
-            continue
-        if isinstance(value, str) and len(value) > MAX_METADATA_CHARS:
-            value = value[:MAX_METADATA_CHARS] + "…"
-        metadata[key.removeprefix("general.")] = value
+        if key.startswith("general.") and not isinstance(value, list):
+            metadata[key.removeprefix("general.")] = json_value(value)
     file_type = fields.get(Keys.General.FILE_TYPE)
-    if isinstance(file_type, int) and (name := quantization_name(file_type)):
+    if type(file_type) is int and (name := quantization_name(file_type)):
         metadata["quantization"] = name
     return metadata
 
@@ -116,7 +124,7 @@ def split_info(fields: dict[str, Any], file_name: str | None = None) -> dict[str
     """
     number = fields.get(Keys.Split.LLM_KV_SPLIT_NO)
     count = fields.get(Keys.Split.LLM_KV_SPLIT_COUNT)
-    if isinstance(number, int) and isinstance(count, int) and 0 <= number < count:
+    if type(number) is int and type(count) is int and 0 <= number < count:
         shard = number + 1  # split.no counts from 0, file names from 1
     elif file_name and (match := _SPLIT_NAME.search(file_name)):
         shard, count = int(match[1]), int(match[2])

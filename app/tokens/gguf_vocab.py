@@ -12,7 +12,11 @@ from dataclasses import dataclass
 from enum import IntFlag
 from typing import Any
 
+from app.tokens import gguf_keys as keys
+from app.tokens.gguf_keys import UnsupportedVocab
 from app.tokens.pretok import PreTokenizer, pre_tokenizer_for
+
+__all__ = ["SPECIAL_ATTRS", "Attr", "GgufVocab", "UnsupportedVocab", "read_vocab"]
 
 
 class Attr(IntFlag):
@@ -73,10 +77,6 @@ _DEFAULT_IDS = {
 }
 
 
-class UnsupportedVocab(ValueError):
-    """The vocabulary cannot be reproduced exactly; the message says why."""
-
-
 @dataclass
 class GgufVocab:
     """What tokenizing with a GGUF vocabulary needs, with llama.cpp's defaults applied."""
@@ -103,86 +103,65 @@ class GgufVocab:
     special_ids: list[int]
 
 
-def _key(fields: Mapping[str, Any], name: str, default: Any = None) -> Any:
-    return fields.get("tokenizer.ggml." + name, default)
-
-
-def _read_id(fields: Mapping[str, Any], name: str, n_tokens: int) -> int | None:
-    value = _key(fields, name + "_token_id")
-    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < n_tokens:
-        return value
-    return None
-
-
 #: The largest real vocabularies have about 260k tokens; a hostile header could claim
 #: millions, and building a tokenizer for it would stall the web process.
 MAX_VOCAB_TOKENS = 1 << 20
 
 
 def read_vocab(fields: Mapping[str, Any]) -> GgufVocab:
-    """Read `fields` (GGUF metadata, key -> decoded value); raise UnsupportedVocab if unusable."""
-    model = str(_key(fields, "model", "") or "")
+    """Read `fields` (GGUF metadata, key -> decoded value); raise UnsupportedVocab if unusable.
+
+    Every key is type-checked first (see `gguf_keys`): llama.cpp refuses a file whose
+    tokenizer keys have the wrong type, so such a vocabulary is unsupported, naming the key.
+    """
+    model = keys.get(fields, "model", str, "a string") or ""
     if model in _UNSUPPORTED_MODELS:
         raise UnsupportedVocab(_UNSUPPORTED_MODELS[model])
     kind = _KIND.get(model)
     if kind is None:
-        raise UnsupportedVocab(f"unknown tokenizer model {model!r}")
-    tokens = [
-        t if isinstance(t, str) else bytes(t).decode("utf-8", "replace")
-        for t in _key(fields, "tokens") or []
-    ]
-    if not tokens:
-        raise UnsupportedVocab("the vocabulary has no tokens")
+        raise UnsupportedVocab(f"unknown tokenizer model {keys.quoted(model)}")
+    tokens = _read_tokens(fields)
     n = len(tokens)
-    if n > MAX_VOCAB_TOKENS:
-        raise UnsupportedVocab(
-            f"{n:,} tokens, over the {MAX_VOCAB_TOKENS:,} the playground builds tokenizers for"
-        )
-    for i, text in enumerate(tokens):
-        if not text:
-            tokens[i] = f"[EMPTY_{i}]"  # what llama.cpp calls empty tokens
-    if len(set(tokens)) != n:
-        raise UnsupportedVocab("duplicate token texts (llama.cpp refuses such a vocabulary)")
-    scores = [float(s) for s in _key(fields, "scores") or [0.0] * n][:n]
-    types = _key(fields, "token_type")
-    attrs = [int(_TYPE_ATTR.get(int(t), 0)) for t in types] if types else [int(Attr.NORMAL)] * n
-    if len(scores) < n or len(attrs) < n:
-        raise UnsupportedVocab("scores or token types shorter than the token list")
+    scores = keys.scores(fields, n)
+    types = keys.per_token(fields, "token_type", int, "integer", n)
+    attrs = [int(_TYPE_ATTR.get(t, 0)) for t in types] if types else [int(Attr.NORMAL)] * n
 
-    pre = str(_key(fields, "pre", "") or "")
+    pre = keys.get(fields, "pre", str, "a string") or ""
     pre_tok = None
+    merges: list[str] = []
     ids: dict[str, int | None] = {k: None for k in ("bos", "eos", "unk", "sep")}
     ids.update({k: v if v < n else None for k, v in _DEFAULT_IDS[kind].items()})
     add_bos, add_eos, add_sep, add_space_prefix = False, False, False, False
     if kind == "bpe":
         pre_tok = pre_tokenizer_for(pre)
         if pre_tok is None:
-            raise UnsupportedVocab(f"pre-tokenizer {pre!r} is not supported")
+            raise UnsupportedVocab(f"pre-tokenizer {keys.quoted(pre)} is not supported")
         add_bos = pre_tok.add_bos
         add_sep = pre in ("jina-v1-en", "jina-v2-code", "roberta-bpe")
         if pre_tok.no_bos:
             ids["bos"] = None
-        if not _key(fields, "merges"):
+        merges = keys.items(fields, "merges", str, "string") or []
+        if not merges:
             raise UnsupportedVocab("BPE vocabulary without merges")
     elif kind == "spm":
         add_bos, add_space_prefix = True, True
     else:
         add_bos, add_sep = True, True
-    add_space_prefix = bool(_key(fields, "add_space_prefix", add_space_prefix))
+    add_space_prefix = keys.flag(fields, "add_space_prefix", add_space_prefix)
 
     key_names = {"bos": "bos", "eos": "eos", "unk": "unknown", "sep": "seperator"}
     for name, key in key_names.items():
-        if (value := _read_id(fields, key, n)) is not None:
+        if (value := keys.token_id(fields, key, n)) is not None:
             ids[name] = value
-    add_bos = bool(_key(fields, "add_bos_token", add_bos))
-    add_eos = bool(_key(fields, "add_eos_token", add_eos))
-    add_sep = bool(_key(fields, "add_sep_token", add_sep))
+    add_bos = keys.flag(fields, "add_bos_token", add_bos)
+    add_eos = keys.flag(fields, "add_eos_token", add_eos)
+    add_sep = keys.flag(fields, "add_sep_token", add_sep)
     for flag, name in ((add_bos, "bos"), (add_eos, "eos"), (add_sep, "sep")):
         if flag and ids[name] is None:
             raise UnsupportedVocab(f"add_{name}_token is set but the vocabulary has no {name} id")
 
-    lowercase = bool(_key(fields, "normalizer.lowercase", True))
-    strip_accents = bool(_key(fields, "normalizer.strip_accents", lowercase))
+    lowercase = keys.flag(fields, "normalizer.lowercase", True)
+    strip_accents = keys.flag(fields, "normalizer.strip_accents", lowercase)
     _fix_attrs(fields, tokens, attrs, n)
     return GgufVocab(
         model=model,
@@ -191,7 +170,7 @@ def read_vocab(fields: Mapping[str, Any]) -> GgufVocab:
         tokens=tokens,
         scores=scores,
         attrs=attrs,
-        merges=list(_key(fields, "merges") or []),
+        merges=merges,
         pre_tokenizer=pre_tok,
         bos=ids["bos"],
         eos=ids["eos"],
@@ -203,18 +182,34 @@ def read_vocab(fields: Mapping[str, Any]) -> GgufVocab:
         add_space_prefix=add_space_prefix,
         lowercase=lowercase,
         strip_accents=strip_accents,
-        special_ids=_special_ids(fields, tokens, attrs),
+        special_ids=_special_ids(fields, tokens, attrs, pre),
     )
+
+
+def _read_tokens(fields: Mapping[str, Any]) -> list[str]:
+    """The token texts: strings, not too many, none repeated; empty ones named as llama.cpp."""
+    tokens = keys.items(fields, "tokens", str, "string")
+    if not tokens:
+        raise UnsupportedVocab("the vocabulary has no tokens")
+    n = len(tokens)
+    if n > MAX_VOCAB_TOKENS:
+        raise UnsupportedVocab(
+            f"{n:,} tokens, over the {MAX_VOCAB_TOKENS:,} the playground builds tokenizers for"
+        )
+    tokens = [text or f"[EMPTY_{i}]" for i, text in enumerate(tokens)]
+    if len(set(tokens)) != n:
+        raise UnsupportedVocab("duplicate token texts (llama.cpp refuses such a vocabulary)")
+    return tokens
 
 
 def _fix_attrs(fields: Mapping[str, Any], tokens: list[str], attrs: list[int], n: int) -> None:
     """Apply llama.cpp's attribute fix-ups that depend on token texts, in its order."""
     index = {t: i for i, t in enumerate(tokens)}
     for name, texts in _FIM_TEXTS.items():
-        if _read_id(fields, name, n) is not None:
+        if keys.token_id(fields, name, n) is not None:
             continue
         legacy = {"fim_pre": "prefix", "fim_suf": "suffix", "fim_mid": "middle"}.get(name)
-        if legacy and _read_id(fields, legacy, n) is not None:
+        if legacy and keys.token_id(fields, legacy, n) is not None:
             continue
         found = sorted(index[t] for t in texts if t in index)
         if found:  # llama.cpp takes whichever its hash map yields first; they rarely coexist
@@ -235,14 +230,15 @@ def _fix_attrs(fields: Mapping[str, Any], tokens: list[str], attrs: list[int], n
         attrs[index["</s>"]] = Attr.NORMAL
 
 
-def _special_ids(fields: Mapping[str, Any], tokens: list[str], attrs: list[int]) -> list[int]:
+def _special_ids(
+    fields: Mapping[str, Any], tokens: list[str], attrs: list[int], pre: str
+) -> list[int]:
     """llama.cpp's special-token cache: longest first, plus per-model strip flags."""
     special = [i for i, a in enumerate(attrs) if a & SPECIAL_ATTRS]
     # llama.cpp sorts by byte length with an unstable sort; ties keep id order here.
     special.sort(key=lambda i: -len(tokens[i].encode("utf-8")))
-    name = str(fields.get("general.name", "") or "").lower()
-    arch = str(fields.get("general.architecture", "") or "")
-    pre = str(_key(fields, "pre", "") or "")
+    name = _text(fields, "general.name").lower()
+    arch = _text(fields, "general.architecture")
     index = {t: i for i, t in enumerate(tokens)}
 
     def set_flag(text: str, flag: Attr, on: bool) -> None:
@@ -263,3 +259,9 @@ def _special_ids(fields: Mapping[str, Any], tokens: list[str], attrs: list[int])
     elif "modern-bert" in name:
         set_flag("[MASK]", Attr.LSTRIP, True)
     return special
+
+
+def _text(fields: Mapping[str, Any], key: str) -> str:
+    """A string key that only tunes special tokens; any other type counts as absent."""
+    value = fields.get(key)
+    return value if isinstance(value, str) else ""

@@ -91,6 +91,8 @@ def register_security_headers(app: Any) -> None:
             "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
             "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
         )
+        # frame-ancestors says it for current browsers; X-Frame-Options for older ones.
+        response.headers.setdefault("X-Frame-Options", "DENY")
         response.headers.setdefault("X-Content-Type-Options", "nosniff")
         response.headers.setdefault("Referrer-Policy", "same-origin")
         return response
