@@ -103,6 +103,19 @@ SETTINGS = (
         " and the Tokens view shows.",
     ),
     Setting(
+        "PAGE_CHARS",
+        100_000,
+        int,
+        "Prompt characters the page draws with markers, and diff text it draws; the rest is"
+        " plain text, counted.",
+    ),
+    Setting(
+        "PAGE_TOKENS",
+        20_000,
+        int,
+        "Tokens the page draws (Tokens view, token diff); it says how many there are in all.",
+    ),
+    Setting(
         "ANALYSIS_TURNS",
         32,
         int,

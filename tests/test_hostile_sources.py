@@ -251,3 +251,63 @@ def test_the_analysis_turn_limit_is_a_setting(tmp_path):
         app.extensions["source_workers"].close()
     assert (answer["user_turns"], answer["turns_analysed"]) == (5, 2)
     assert [pair["to_turn"] for pair in answer["prefix_stability"]] == [2]
+
+
+# --- Finding 5: huge share pages and token answers ---------------------------------------
+
+
+def test_a_huge_share_with_a_vocabulary_makes_a_bounded_page(live_server):
+    from tests.shared_data import VOCAB_DIR
+
+    status, source = upload_gguf(
+        live_server, (VOCAB_DIR / "ggml-vocab-llama-spm.gguf").read_bytes()
+    )
+    assert status == 200
+    content = "the quick brown fox jumps over the lazy dog " * 43_000  # 1.9 MB
+    state = {
+        "template": "{% for m in messages %}<|{{ m.role }}|>\n{{ m.content }}{% endfor %}",
+        "messages": [{"role": "user", "content": content}],
+        "source": {"id": source["id"], "kind": "gguf"},
+        "view": "tokens",
+    }
+    status, share = live_server.post("/api/shares", state)
+    assert status in (200, 201)
+    [(status, _, page)] = live_server.survives(
+        lambda: live_server.send("GET", share["url"], timeout=120)
+    )
+    assert status == 200
+    text = page.decode()
+    # It used to be a 166 MB page; now what grows with the prompt is its text, a few times.
+    assert len(page) < 4 * len(content) + 2 * MiB
+    assert 'id="tokens-cut"' in text and "Showing the first 20,000 of" in text
+    assert 'id="prompt-cut"' in text and "first 100,000 of" in text
+    # Every character of the prompt is still on the page, once drawn and once raw.
+    assert text.count("lazy dog") >= 2 * 43_000
+
+
+def test_tokenize_pages_through_a_long_text(client):
+    from tests.shared_data import VOCAB_DIR
+
+    data = (VOCAB_DIR / "ggml-vocab-llama-spm.gguf").read_bytes()
+    source = client.post(
+        "/api/sources/gguf", data=data, content_type="application/octet-stream"
+    ).json["id"]
+    text = "hello world " * 60_000  # over 120,000 tokens; one answer carries 100,000
+    first = client.post("/api/tokenize", json={"source": source, "text": text}).json
+    total = first["count"]
+    assert len(first["tokens"]) == 100_000 < total
+    rest = client.post(
+        "/api/tokenize", json={"source": source, "text": text, "offset": first["next_offset"]}
+    ).json
+    assert "next_offset" not in rest and rest["count"] == total
+    ids = [t["id"] for t in first["tokens"] + rest["tokens"]]
+    assert len(ids) == total
+
+    def window(offset: int) -> list[int]:
+        body = {"source": source, "text": text, "limit": 60_000, "offset": offset}
+        return [t["id"] for t in client.post("/api/tokenize", json=body).json["tokens"]]
+
+    assert ids == window(0) + window(60_000) + window(120_000)
+    too_many = client.post("/api/tokenize", json={"source": source, "text": "x", "limit": 10**6})
+    assert too_many.status_code == 400
+    assert too_many.json["error"]["limit"] == "tokens_per_answer"

@@ -21,7 +21,7 @@ from app.render.pool import SandboxPool
 from app.render.problems import TemplateProblem
 from app.render.request import RequestError, parse_render_request
 from app.sources.source import Source
-from app.sources.store import SourceStore, TokenizerUnavailable
+from app.sources.store import SourceStore, TokenizerUnavailable, Tokens
 from app.tokens.vocab import Token
 
 
@@ -36,16 +36,38 @@ class Problem:
     limit: str | None = None
 
 
+@dataclass(frozen=True)
+class PageLimits:
+    """How much of a long prompt the page draws; the whole of it is a download or an API
+    call away. A 2 MB prompt drawn in full, marker by marker and token by token, made a
+    166 MB page."""
+
+    #: Prompt characters drawn with markers, and diff text drawn (`PLAYGROUND_PAGE_CHARS`).
+    chars: int = 100_000
+    #: Tokens drawn in the Tokens view and the token diff (`PLAYGROUND_PAGE_TOKENS`).
+    tokens: int = 20_000
+
+
 @dataclass
 class Rendering:
-    """One template's prompt (or problem), segmented for display."""
+    """One template's prompt (or problem), segmented for display.
+
+    `segments` cover the first `PageLimits.chars` characters; `tokens` are the first
+    `PageLimits.tokens` of `token_total`.
+    """
 
     prompt: str | None = None
     problem: Problem | None = None
     segments: list[Segment] = field(default_factory=list)
     generation_spans: list[tuple[int, int]] = field(default_factory=list)
     tokens: list[Token] | None = None
+    token_total: int = 0
     rewrites: list[str] = field(default_factory=list)
+
+    @property
+    def shown_chars(self) -> int:
+        """Characters the segments cover."""
+        return self.segments[-1].start + len(self.segments[-1].text) if self.segments else 0
 
 
 @dataclass
@@ -58,6 +80,8 @@ class Comparison:
     side_by_side: list[Any] = field(default_factory=list)
     stats: dict[str, int] = field(default_factory=dict)
     token_rows: list[tuple[str, list[Token]]] | None = None
+    #: Whether the line views stop short of the whole diff (`PageLimits.chars`).
+    lines_cut: bool = False
 
 
 @dataclass
@@ -88,14 +112,16 @@ def _render(pool: SandboxPool, body: dict[str, Any]) -> tuple[Rendered | None, P
         return None, Problem(problem.type, problem.message, problem.line, limit=problem.limit)
 
 
-#: Tokenizes a text with the loaded source: its tokens, or None and why there are none.
-TokensOf = Callable[[str], tuple[list[Token] | None, str | None]]
+#: Tokenizes a text with the loaded source: its first tokens and their count, or None
+#: and why there are none.
+TokensOf = Callable[[str], tuple[Tokens | None, str | None]]
 
 
-def tokens_with(store: SourceStore, source: Source | None) -> TokensOf:
-    """Tokens from the source's own vocabulary (in a source worker), or why there are none."""
+def tokens_with(store: SourceStore, source: Source | None, limit: int) -> TokensOf:
+    """The first `limit` tokens from the source's own vocabulary (tokenized in a source
+    worker), or why there are none."""
 
-    def tokens_of(text: str) -> tuple[list[Token] | None, str | None]:
+    def tokens_of(text: str) -> tuple[Tokens | None, str | None]:
         if source is None:
             return None, "No vocabulary is loaded: upload a GGUF file or a tokenizer.json."
         if source.tokenizer is None:
@@ -104,23 +130,40 @@ def tokens_with(store: SourceStore, source: Source | None) -> TokensOf:
             reason = source.tokenizer.reason
             return None, f"This vocabulary cannot be reproduced exactly: {reason}."
         try:
-            [run] = store.tokenize(source, [text], add_special=False, parse_special=True)
+            [run] = store.tokenize(source, [text], parse_special=True, limit=limit)
         except TokenizerUnavailable as error:
             return None, error.message
-        return run.tokens, None
+        return run, None
 
     return tokens_of
 
 
-def rendering(pool: SandboxPool, body: dict[str, Any], source: Source | None) -> Rendering:
-    """Render one template and segment its prompt."""
+def _cut_lines(lines: list[Any], max_chars: int, chars_of: Callable[[Any], int]) -> list[Any]:
+    """The first lines of a diff view, up to about `max_chars` characters of text."""
+    total = 0
+    for index, line in enumerate(lines):
+        total += chars_of(line)
+        if total > max_chars:
+            return lines[: index + 1]
+    return lines
+
+
+def _parts_chars(parts: list[tuple[str, str]] | None) -> int:
+    return sum(len(text) for _, text in parts or [])
+
+
+def rendering(
+    pool: SandboxPool, body: dict[str, Any], source: Source | None, limits: PageLimits
+) -> Rendering:
+    """Render one template and segment (the first `limits.chars` of) its prompt."""
     rendered, problem = _render(pool, body)
     if rendered is None:
         return Rendering(problem=problem)
     specials = (body.get("special_tokens") or {}).values()
+    shown = rendered.prompt[: limits.chars]
     return Rendering(
         prompt=rendered.prompt,
-        segments=segment_prompt(rendered.prompt, specials, body.get("template")),
+        segments=segment_prompt(shown, specials, body.get("template")),
         generation_spans=rendered.generation_spans,
         rewrites=rendered.rewrites,
     )
@@ -146,32 +189,39 @@ def compare(
     main: Rendering,
     source: Source | None,
     tokens_of: TokensOf,
+    limits: PageLimits,
 ) -> Comparison | None:
     """Diff the main prompt against the other engine's, or against the compare template's."""
     if main.prompt is None:
         return None
     if state.get("compare_engines"):
         other = "transformers" if state.get("engine") == "llama.cpp" else "llama.cpp"
-        right = rendering(pool, render_body(state, engine=other), source)
+        right = rendering(pool, render_body(state, engine=other), source, limits)
         label = f"the {other} engine"
     elif state.get("compare_template"):
-        right = rendering(pool, render_body(state, "compare_template"), source)
+        right = rendering(pool, render_body(state, "compare_template"), source, limits)
         label = "the compared template"
     else:
         return None
     if right.prompt is None:
         return Comparison(right=right, label=label)
     opcodes = char_opcodes(main.prompt, right.prompt)
+    lines = unified(main.prompt, right.prompt, opcodes)
+    rows = side_by_side(main.prompt, right.prompt, opcodes)
+    shown_lines = _cut_lines(lines, limits.chars, lambda line: _parts_chars(line.parts))
+    shown_rows = _cut_lines(rows, limits.chars, lambda r: _parts_chars(r[0]) + _parts_chars(r[1]))
     comparison = Comparison(
         right=right,
         label=label,
-        unified=unified(main.prompt, right.prompt, opcodes),
-        side_by_side=side_by_side(main.prompt, right.prompt, opcodes),
+        unified=shown_lines,
+        side_by_side=shown_rows,
         stats=diff_stats(opcodes),
+        lines_cut=len(shown_lines) < len(lines) or len(shown_rows) < len(rows),
     )
     if main.tokens is not None:
-        right.tokens, _ = tokens_of(right.prompt)
-        if right.tokens is not None:
+        right_tokens, _ = tokens_of(right.prompt)
+        if right_tokens is not None:
+            right.tokens, right.token_total = right_tokens.tokens, right_tokens.total
             comparison.token_rows = _token_rows(main.tokens, right.tokens)
     return comparison
 
@@ -212,11 +262,12 @@ def build_outputs(
     pool: SandboxPool,
     store: SourceStore,
     analysis_budget: Callable[[Source | None], dict[str, Any]] | None = None,
+    limits: PageLimits = PageLimits(),
 ) -> Outputs:
     """Render the state and derive every view from the prompt.
 
     `analysis_budget(source)` gives `analyze` its vocabulary and limits (default: the
-    source's vocabulary and the default limits).
+    source's vocabulary and the default limits); `limits` bound what the page draws.
     """
     source_ref = state.get("source") or {}
     source = store.get(source_ref["id"]) if source_ref.get("id") else None
@@ -227,13 +278,17 @@ def build_outputs(
             "add_eos_token": bool(source.add_eos_token),
             **state,
         }
-    main = rendering(pool, render_body(state), source)
-    tokens_of = tokens_with(store, source)
+    main = rendering(pool, render_body(state), source, limits)
+    tokens_of = tokens_with(store, source, limits.tokens)
     spans, note = None, None
     if main.prompt is not None:
-        main.tokens, note = tokens_of(main.prompt)
-        if main.tokens is not None:
-            spans = token_spans(main.prompt, main.tokens)
+        tokens, note = tokens_of(main.prompt)
+        if tokens is not None:
+            main.tokens, main.token_total = tokens.tokens, tokens.total
+            # Only the text the drawn tokens cover: the rest is not "untokenized".
+            covered = max((t.end for t in tokens.tokens), default=0)
+            shown = main.prompt if tokens.total == len(tokens.tokens) else main.prompt[:covered]
+            spans = token_spans(shown, tokens.tokens)
     file_name = source_ref.get("file_name")
     analysis, analysis_problem = None, None
     if state.get("view") == "analysis" and main.prompt is not None:
@@ -255,7 +310,7 @@ def build_outputs(
         source=source,
         token_spans=spans,
         tokens_note=note,
-        comparison=compare(pool, state, main, source, tokens_of),
+        comparison=compare(pool, state, main, source, tokens_of, limits),
         command=llama_server_file_command(file_name or "MODEL.gguf", "template.jinja"),
         now=state.get("now"),
     )

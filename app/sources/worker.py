@@ -182,14 +182,27 @@ def _built(
         _CACHE.put(source_id, tokenizer, _resident_bytes() - before, limits)
     return replace(
         describe,
-        model=tokenizer.model,
-        pre=tokenizer.pre,
+        model=_name(tokenizer.model) or "",
+        pre=_name(tokenizer.pre),
         vocab_size=tokenizer.vocab_size,
         supported=tokenizer.support.supported,
         reason=tokenizer.support.reason,
         bos_id=tokenizer.bos_id,
         eos_id=tokenizer.eos_id,
     )
+
+
+#: The GGUF key of the token list.
+TOKENS_KEY = "tokenizer.ggml.tokens"
+#: Names longer than this (a model or pre-tokenizer name) are cut: a header may hold
+#: anything there, and every answer repeats them.
+MAX_NAME_CHARS = 100
+
+
+def _name(value: str | None) -> str | None:
+    if value is None or len(value) <= MAX_NAME_CHARS:
+        return value
+    return value[:MAX_NAME_CHARS] + "…"
 
 
 def _load_gguf(
@@ -200,14 +213,16 @@ def _load_gguf(
         return header
     source_id = content_id(data[: header.kv_bytes])
     parsed = source_from_header(header, file_name)
+    fields = header.fields
     info = None
+    model, pre = _name(parsed.tokenizer_model) or "", _name(parsed.tokenizer_pre)
     if parsed.vocab_size:
-        fields = header.fields
-        info = TokenizerInfo(
-            parsed.tokenizer_model or "", parsed.tokenizer_pre, parsed.vocab_size, False, unbuilt
-        )
+        info = TokenizerInfo(model, pre, parsed.vocab_size, False, unbuilt)
         if unbuilt is None:
             info = _built(source_id, info, lambda: VocabTokenizer.from_gguf_fields(fields), limits)
+    elif TOKENS_KEY in fields:
+        reason = f"{TOKENS_KEY} is not a list of token texts"
+        info = TokenizerInfo(model, pre, 0, False, reason)
     source = source_from_gguf(
         source_id, parsed, info, header.kv_bytes, file_name, limits.template_bytes
     )

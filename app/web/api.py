@@ -24,7 +24,7 @@ def max_json_depth() -> int:
 
 
 def json_body() -> object:
-    """The request body as JSON, whatever its declared content type.
+    """The request body as JSON (`guards.py` has checked its content type).
 
     Read with `untrusted_json`: a body nested past `PLAYGROUND_JSON_DEPTH` is a 400 that
     names where, before anything else can trip over it.

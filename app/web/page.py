@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Blueprint, Response, abort, render_template, request
+from flask import Blueprint, Response, abort, current_app, render_template, request
 
-from app.display.outputs import build_outputs
+from app.display.outputs import PageLimits, build_outputs
 from app.display.state import default_state, form_values, state_from_form
 from app.web.analysis import analysis_budget
 from app.web.api import max_json_depth, sandbox_pool
@@ -22,7 +22,8 @@ DEFAULT_TEMPLATE = "chatml"
 
 def page_context(state: dict[str, Any], problems: dict[str, str] | None = None) -> dict:
     """What page.html and its fragments need for one state."""
-    outputs = build_outputs(state, sandbox_pool(), source_store(), analysis_budget)
+    limits = page_limits()
+    outputs = build_outputs(state, sandbox_pool(), source_store(), analysis_budget, limits)
     return {
         "state": state,
         "form": form_values(state),
@@ -30,7 +31,14 @@ def page_context(state: dict[str, Any], problems: dict[str, str] | None = None) 
         "outputs": outputs,
         "library": library().entries,
         "seq": request.values.get("seq", "0"),
+        "page_chars": limits.chars,
     }
+
+
+def page_limits() -> PageLimits:
+    """How much of a long prompt the page draws (`PLAYGROUND_PAGE_*`)."""
+    config = current_app.config
+    return PageLimits(chars=int(config["PAGE_CHARS"]), tokens=int(config["PAGE_TOKENS"]))
 
 
 @blueprint.get("/")
