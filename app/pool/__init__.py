@@ -129,7 +129,7 @@ class WorkerPool:
         payload = self._pickled(function, args)
         try:
             ok, value = self._wait(payload)
-        except (BrokenProcessPool, RuntimeError, PoolUnavailable):
+        except (BrokenProcessPool, PoolUnavailable):
             # pebble gives up on a pool whose workers it cannot restart: start a new one.
             self.close()
             ok, value = self._wait(payload)
@@ -148,11 +148,14 @@ class WorkerPool:
 
     def _wait(self, payload: bytes) -> tuple[bool, Any]:
         """Schedule and wait, within the backstop plus a grace; map pebble's failures."""
-        future = self._ensure_pool().schedule(
-            run_guarded,
-            args=(self.cpu_seconds, payload),
-            timeout=self.wall_seconds + TRANSFER_GRACE_SECONDS,
-        )
+        try:
+            future = self._ensure_pool().schedule(
+                run_guarded,
+                args=(self.cpu_seconds, payload),
+                timeout=self.wall_seconds + TRANSFER_GRACE_SECONDS,
+            )
+        except RuntimeError as error:  # pebble: "The Pool is not active", or its loops died
+            raise PoolUnavailable(str(error)) from None
         try:
             answer = future.result(
                 timeout=self.wall_seconds + TRANSFER_GRACE_SECONDS + STUCK_GRACE_SECONDS
