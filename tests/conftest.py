@@ -159,7 +159,7 @@ def live_server() -> Iterator[LiveServer]:
     """gunicorn with one worker, four threads and a 1 s render limit (to keep tests fast).
 
     Its tests attack from one address, so the per-client rules are off here; they have
-    their own servers in test_admission.py.
+    their own server in test_admission_live.py.
     """
     server = start_gunicorn(
         {
