@@ -41,6 +41,11 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
 
     observability.install(app)
 
+    from app.web import admission
+
+    # After the access log's clock: a request's logged duration includes its wait.
+    admission.register(app)
+
     # Worker processes start on first use, in the process that serves requests.
     pool = observability.MeasuredSandboxPool(
         render_limits(app.config), workers=int(app.config["THREADS"])

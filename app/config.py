@@ -142,8 +142,44 @@ SETTINGS = (
         "THREADS",
         4,
         int,
-        "Request threads per worker; each worker also keeps this many sandbox processes,"
-        " so a request never waits for a slow template.",
+        "Expensive requests (rendering, tokenizing, analysing, reading uploads) each worker"
+        " runs at once, each with a sandbox process of its own; gunicorn runs THREADS +"
+        " QUEUE + RESERVED_THREADS request threads per worker.",
+    ),
+    Setting(
+        "QUEUE",
+        8,
+        int,
+        "Expensive requests per worker that may wait for a sandbox when all are busy; more"
+        " get 503 at once.",
+    ),
+    Setting(
+        "QUEUE_SECONDS",
+        1.0,
+        float,
+        "Longest wait for a sandbox (seconds); then 503.",
+    ),
+    Setting(
+        "CLIENT_CONCURRENCY",
+        2,
+        int,
+        "Expensive requests one client (address, IPv6 /64) may have running or waiting in"
+        " each worker; more get 429 at once (0: no limit).",
+    ),
+    Setting(
+        "LIGHT_SLOTS",
+        1,
+        int,
+        "Expensive requests per worker kept for clients that are not heavy (none of their"
+        " requests ran out of CPU time, memory or output in the last minute); heavy"
+        " clients share the rest and never wait (0: no such rule).",
+    ),
+    Setting(
+        "RESERVED_THREADS",
+        2,
+        int,
+        "Request threads per worker that expensive requests never hold: health checks,"
+        " static files, stored shares, the library and refusals always find one.",
     ),
 )
 

@@ -168,7 +168,7 @@ def install(app: Flask) -> None:
             "status": response.status_code,
             "duration_ms": round(elapsed * 1000, 3),
             "render_ms": None if render_ms is None else round(render_ms, 3),
-            "limit": g.get("render_limit"),
+            "limit": g.get("render_limit") or g.get("admission_limit"),
         }
         logger.info(json.dumps(line))
         return response

@@ -6,13 +6,17 @@
 - `/proc` scans without psutil: the master's workers (its direct children), the whole
   process tree, and its resident memory; `RssSampler` follows the peak in a thread.
 - `Client`: one keep-alive `http.client` connection that reconnects (once) when the
-  server closed an idle connection between two requests.
+  server closed an idle connection between two requests. Each client is a visitor of
+  its own: the server believes one proxy (`PLAYGROUND_TRUSTED_PROXIES=1`, unless the
+  bench says otherwise) and each client names its own address in `X-Forwarded-For`, so
+  per-client limits count every bench client apart, as they would count real visitors.
 """
 
 from __future__ import annotations
 
 import contextlib
 import http.client
+import itertools
 import json
 import os
 import re
@@ -119,6 +123,7 @@ class Server:
         self.env = {
             **os.environ,
             "PLAYGROUND_DATA_DIR": self.data_dir,
+            "PLAYGROUND_TRUSTED_PROXIES": "1",  # the bench is the proxy: see Client
             **(env or {}),
             "PLAYGROUND_BIND": f"{HOST}:{self.port}",
         }
@@ -297,8 +302,17 @@ class Response:
         return json.loads(self.body)
 
 
+_ADDRESSES = itertools.count(1)
+
+
+def visitor_address() -> str:
+    """A client address no other bench client in this process has (10.x.y.z)."""
+    number = next(_ADDRESSES)
+    return f"10.{number >> 16 & 255}.{number >> 8 & 255}.{number & 255}"
+
+
 class Client:
-    """One keep-alive connection to the server.
+    """One keep-alive connection to the server, from a visitor address of its own.
 
     A request that fails on a connection that already served one, before any answer
     came back, is retried once on a new connection: the server closed the idle
@@ -308,6 +322,7 @@ class Client:
     def __init__(self, port: int, timeout: float = 30.0) -> None:
         self.port = port
         self.timeout = timeout
+        self.address = visitor_address()
         self.reconnects = 0
         self._connection: http.client.HTTPConnection | None = None
         self._used = False
@@ -325,7 +340,9 @@ class Client:
         body: bytes | None = None,
         content_type: str = "application/json",
     ) -> Response:
-        headers = {"Content-Type": content_type} if body is not None else {}
+        headers = {"X-Forwarded-For": self.address}
+        if body is not None:
+            headers["Content-Type"] = content_type
         for attempt in range(2):
             connection = self._connect()
             reused = self._used

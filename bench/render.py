@@ -41,7 +41,7 @@ os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 from app.config import load_settings
 from app.render.chat import RenderRequest, render_chat
 from app.render.problems import TemplateProblem
-from bench._server import Server
+from bench._server import Server, visitor_address
 from tests.corpus import case_body, case_request, load_conversations
 from tests.reference import pinned_transformers_clock, reference_tokenizer
 from tests.shared_data import TEMPLATES_DIR, template_files
@@ -300,13 +300,14 @@ class Client:
         self.port = port
         self.result = result
         self.lock = lock
+        self.address = visitor_address()  # each client thread is a visitor of its own
         self.connection = self._connect()
 
     def _connect(self) -> http.client.HTTPConnection:
         return http.client.HTTPConnection("127.0.0.1", self.port, timeout=REQUEST_TIMEOUT_S)
 
     def post(self, body: bytes) -> tuple[int, bytes, float]:
-        headers = {"Content-Type": "application/json"}
+        headers = {"Content-Type": "application/json", "X-Forwarded-For": self.address}
         for attempt in range(2):
             started = time.perf_counter()
             try:

@@ -118,6 +118,14 @@
     else shown = seq;
   });
   document.body.addEventListener("htmx:afterSwap", afterOutput);
+  // A busy server refuses with 429 or 503 and Retry-After (nothing is swapped in): ask
+  // again then, for the newest state.
+  document.body.addEventListener("htmx:responseError", (event) => {
+    const xhr = event.detail.xhr;
+    if (event.detail.elt !== form || (xhr.status !== 429 && xhr.status !== 503)) return;
+    const seconds = Number(xhr.getResponseHeader("Retry-After")) || 1;
+    setTimeout(() => window.htmx.trigger(form, "playground:refresh"), seconds * 1000);
+  });
 
   function afterOutput() {
     const output = $("#output");

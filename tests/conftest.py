@@ -168,9 +168,19 @@ def start_gunicorn(extra_env: dict[str, str]) -> LiveServer:
 
 @pytest.fixture(scope="session")
 def live_server() -> Iterator[LiveServer]:
-    """gunicorn with one worker, four threads and a 1 s render limit (to keep tests fast)."""
+    """gunicorn with one worker, four threads and a 1 s render limit (to keep tests fast).
+
+    Its tests attack from one address, so the per-client rules are off here; they have
+    their own server in test_admission_live.py.
+    """
     server = start_gunicorn(
-        {"PLAYGROUND_WORKERS": "1", "PLAYGROUND_THREADS": "4", "PLAYGROUND_CPU_SECONDS": "1"}
+        {
+            "PLAYGROUND_WORKERS": "1",
+            "PLAYGROUND_THREADS": "4",
+            "PLAYGROUND_CPU_SECONDS": "1",
+            "PLAYGROUND_CLIENT_CONCURRENCY": "0",
+            "PLAYGROUND_LIGHT_SLOTS": "0",
+        }
     )
     yield server
     server.process.terminate()

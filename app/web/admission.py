@@ -1,0 +1,288 @@
+"""Admission: capacity kept for everyone while some clients send expensive requests.
+
+An expensive request (one that renders, tokenizes, analyses, diffs, stores a share or
+reads an upload) holds a request thread, and a sandbox process while it renders. Each
+web process admits at most `PLAYGROUND_THREADS` at once, one per sandbox process, so
+none waits for a sandbox. Up to `PLAYGROUND_QUEUE` more wait for a slot, first come
+first served, for at most `PLAYGROUND_QUEUE_SECONDS`; beyond that, a refusal at once.
+
+Fairness, by client (`client_key()`: the address, IPv6 by /64):
+
+- a client has at most `PLAYGROUND_CLIENT_CONCURRENCY` expensive requests admitted or
+  waiting; more get 429 at once;
+- a *heavy* client, one whose request ran out of CPU time, memory or output in the last
+  `HEAVY_SECONDS`, never waits, and heavy clients together get at most
+  `PLAYGROUND_THREADS - PLAYGROUND_LIGHT_SLOTS` slots: many addresses that keep sending
+  bombs leave the last slots to everyone else. (Only limits count, not slow answers: on
+  a busy server every answer is slow, and CPU time does not grow with the load.)
+
+gunicorn runs `PLAYGROUND_RESERVED_THREADS` more request threads than admitted and
+waiting requests can hold, so health checks, static files, stored shares, the library
+and the refusals themselves always find a thread. A refusal is an `OverLimit` with
+`Retry-After` naming its limit; nothing waits longer than the queue allows.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter, OrderedDict, deque
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from flask import Flask, g, request
+
+from app.budget import OverLimit
+from app.web.clients import client_key
+
+#: What a refusal asks the client to wait (Retry-After): a slot frees as soon as one
+#: admitted request ends, and most end within a second.
+RETRY_AFTER_SECONDS = 1
+#: How long a client stays heavy after its last request that ran out of budget.
+HEAVY_SECONDS = 60.0
+#: Heavy clients remembered per process; past that the oldest are forgotten, so many
+#: addresses cannot grow the table without bound.
+HEAVY_CLIENTS_KEPT = 4096
+#: Render limits that mean a request spent its whole budget (a recursion error or an
+#: oversized template fails fast and costs little).
+COSTLY_LIMITS = frozenset({"cpu_seconds", "memory", "output_chars"})
+
+#: Endpoints that never render, tokenize, analyse or parse an upload: they only read
+#: the library, stored shares and sources, or echo the body. Every other endpoint is
+#: expensive, so a new route is counted until it is listed here.
+CHEAP_ENDPOINTS = frozenset(
+    {
+        "static",
+        "api.healthz",
+        "metrics.metrics",
+        "library.list_entries",
+        "library.show_entry",
+        "shares.show_share",
+        "sources.show_source",
+        "page.download_template",
+    }
+)
+
+
+@dataclass(frozen=True)
+class Ticket:
+    """An admitted request: who sent it, and whether as a heavy client."""
+
+    client: str
+    heavy: bool
+
+
+@dataclass
+class _Waiter:
+    """A request waiting for a slot; `granted` is set when a leaving request hands it one."""
+
+    client: str
+    granted: threading.Event = field(default_factory=threading.Event)
+
+
+class Gate:
+    """The expensive requests of one web process: admitted, waiting, and by client.
+
+    Thread-safe. A slot freed while requests wait passes straight to the oldest waiter,
+    so a newcomer never jumps the queue.
+    """
+
+    def __init__(
+        self,
+        *,
+        slots: int,
+        queue: int,
+        queue_seconds: float,
+        per_client: int,
+        light_slots: int,
+    ) -> None:
+        self.slots = slots
+        self.queue = queue
+        self.queue_seconds = queue_seconds
+        self.per_client = per_client  # 0: no per-client limit
+        self.heavy_slots = slots - light_slots
+        self.tracks_heavy = light_slots > 0  # 0: every client is treated alike
+        self._lock = threading.Lock()
+        self._admitted = 0
+        self._admitted_heavy = 0
+        self._waiters: deque[_Waiter] = deque()
+        self._clients: Counter[str] = Counter()
+        self._heavy_until: OrderedDict[str, float] = OrderedDict()
+
+    def enter(self, client: str) -> Ticket:
+        """Take a slot for `client`, waiting for one if it may and the queue has room.
+
+        Raises `OverLimit`: 429 when the client is at its limit, 503 when the slots a
+        heavy client may use are busy, the queue is full, or no slot came free in time.
+        """
+        with self._lock:
+            if self.per_client and self._clients[client] >= self.per_client:
+                raise self._client_limit()
+            free = self._admitted < self.slots and not self._waiters
+            if self.tracks_heavy and self._is_heavy(client):
+                if not free or self._admitted_heavy >= self.heavy_slots:
+                    raise self._heavy_limit()
+                return self._admit(client, heavy=True)
+            if free:
+                return self._admit(client, heavy=False)
+            if len(self._waiters) >= self.queue:
+                raise self._queue_full()
+            waiter = _Waiter(client)
+            self._waiters.append(waiter)
+            self._clients[client] += 1
+        if waiter.granted.wait(self.queue_seconds):
+            return Ticket(client, heavy=False)
+        with self._lock:
+            if waiter.granted.is_set():  # handed a slot just as the wait ran out
+                return Ticket(client, heavy=False)
+            self._waiters.remove(waiter)
+            self._forget(client)
+        raise self._waited_too_long()
+
+    def leave(self, ticket: Ticket, ran_out: bool = False) -> None:
+        """Give back a slot; the oldest waiter gets it. A request that ran out of CPU
+        time, memory or output (`ran_out`) makes its client heavy."""
+        with self._lock:
+            self._forget(ticket.client)
+            if ticket.heavy:
+                self._admitted_heavy -= 1
+            if ran_out and self.tracks_heavy:
+                self._mark_heavy(ticket.client)
+            if self._waiters:
+                self._waiters.popleft().granted.set()  # the slot passes on, still counted
+            else:
+                self._admitted -= 1
+
+    def counts(self) -> tuple[int, int]:
+        """Requests admitted and waiting now."""
+        with self._lock:
+            return self._admitted, len(self._waiters)
+
+    def _admit(self, client: str, heavy: bool) -> Ticket:
+        self._admitted += 1
+        self._admitted_heavy += heavy
+        self._clients[client] += 1
+        return Ticket(client, heavy)
+
+    def _forget(self, client: str) -> None:
+        self._clients[client] -= 1
+        if self._clients[client] <= 0:
+            del self._clients[client]  # keys of past clients must not pile up
+
+    def _is_heavy(self, client: str) -> bool:
+        until = self._heavy_until.get(client)
+        if until is not None and until <= time.monotonic():
+            del self._heavy_until[client]
+            return False
+        return until is not None
+
+    def _mark_heavy(self, client: str) -> None:
+        self._heavy_until[client] = time.monotonic() + HEAVY_SECONDS
+        self._heavy_until.move_to_end(client)
+        while len(self._heavy_until) > HEAVY_CLIENTS_KEPT:
+            self._heavy_until.popitem(last=False)
+
+    def _client_limit(self) -> OverLimit:
+        return _refusal(
+            "client_concurrency",
+            429,
+            "TooManyRequests",
+            f"You already have {self.per_client} requests running or waiting here that"
+            " render, tokenize or read uploads (PLAYGROUND_CLIENT_CONCURRENCY).",
+        )
+
+    def _heavy_limit(self) -> OverLimit:
+        return _refusal(
+            "light_slots",
+            503,
+            "ServiceUnavailable",
+            "One of your recent requests ran into a render limit, so yours may use only"
+            f" {self.heavy_slots} of the {self.slots} sandboxes of this process, and none"
+            " of those is free (PLAYGROUND_LIGHT_SLOTS keeps the others for other clients).",
+        )
+
+    def _queue_full(self) -> OverLimit:
+        return _refusal(
+            "queue",
+            503,
+            "ServiceUnavailable",
+            f"The server is busy: all {self.slots} sandboxes of this process are in use"
+            f" and {self.queue} requests already wait for one (PLAYGROUND_QUEUE).",
+        )
+
+    def _waited_too_long(self) -> OverLimit:
+        return _refusal(
+            "queue_seconds",
+            503,
+            "ServiceUnavailable",
+            f"The server is busy: no sandbox came free within {self.queue_seconds:g} s"
+            " (PLAYGROUND_QUEUE_SECONDS).",
+        )
+
+
+def _refusal(limit: str, status: int, kind: str, message: str) -> OverLimit:
+    return OverLimit(
+        limit,
+        f"{message} Retry after {RETRY_AFTER_SECONDS} s.",
+        status=status,
+        type=kind,
+        fields={"retry_after": RETRY_AFTER_SECONDS},
+        headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
+    )
+
+
+def gate_from_config(config: Mapping[str, Any]) -> Gate:
+    """The gate a Flask config describes; a value out of range names its variable."""
+    slots = int(config["THREADS"])
+    lowest = {"THREADS": 1, "QUEUE": 0, "QUEUE_SECONDS": 0, "CLIENT_CONCURRENCY": 0}
+    for key, low in lowest.items():
+        if float(config[key]) < low:
+            raise ValueError(f"PLAYGROUND_{key}={config[key]} is out of range (at least {low}).")
+    light = int(config["LIGHT_SLOTS"])
+    if not 0 <= light < slots:
+        # Heavy clients need one slot at least, or one limit hit would lock them out.
+        raise ValueError(f"PLAYGROUND_LIGHT_SLOTS={light} must be 0 to PLAYGROUND_THREADS - 1.")
+    return Gate(
+        slots=slots,
+        queue=int(config["QUEUE"]),
+        queue_seconds=float(config["QUEUE_SECONDS"]),
+        per_client=int(config["CLIENT_CONCURRENCY"]),
+        light_slots=light,
+    )
+
+
+def is_expensive() -> bool:
+    """Whether this request may render, tokenize, analyse or parse an upload.
+
+    Unmatched URLs (404, 405) and automatic OPTIONS answers run no view at all.
+    """
+    if request.endpoint is None or request.method == "OPTIONS":
+        return False
+    return request.endpoint not in CHEAP_ENDPOINTS
+
+
+def register(app: Flask) -> None:
+    """Admit or refuse every expensive request before its view runs; free its slot after.
+
+    Register after the access log's clock starts, so that its `duration_ms` includes
+    the wait; a refusal's limit is logged as `limit` (`g.admission_limit`).
+    """
+    gate = gate_from_config(app.config)
+    app.extensions["admission"] = gate
+
+    @app.before_request
+    def admit() -> None:
+        if not is_expensive():
+            return
+        try:
+            g.admission_ticket = gate.enter(client_key())
+        except OverLimit as refused:
+            g.admission_limit = refused.limit
+            raise
+
+    @app.teardown_request
+    def release(_: BaseException | None) -> None:
+        ticket = g.pop("admission_ticket", None)
+        if ticket is not None:
+            gate.leave(ticket, ran_out=g.get("render_limit") in COSTLY_LIMITS)

@@ -1,0 +1,293 @@
+"""Admission: slots, a bounded queue, per-client limits and heavy clients, without gunicorn.
+
+The live server tests are in test_admission_live.py.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from app import create_app
+from app.budget import OverLimit
+from app.observability import ACCESS_LOGGER
+from app.web import admission
+from app.web.admission import Gate, gate_from_config
+
+
+def gate(**overrides: float) -> Gate:
+    settings = {
+        "slots": 2,
+        "queue": 2,
+        "queue_seconds": 5.0,
+        "per_client": 0,
+        "light_slots": 0,
+    }
+    settings.update(overrides)
+    return Gate(**settings)  # type: ignore[arg-type]
+
+
+def refusal(call) -> OverLimit:
+    with pytest.raises(OverLimit) as refused:
+        call()
+    assert refused.value.headers["Retry-After"] == str(admission.RETRY_AFTER_SECONDS)
+    assert f"Retry after {admission.RETRY_AFTER_SECONDS} s" in refused.value.message
+    return refused.value
+
+
+def wait_until(condition, seconds: float = 5.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.005)
+
+
+# --------------------------------------------------------------------------- the gate
+
+
+def test_a_client_over_its_limit_gets_429_while_another_is_admitted():
+    doors = gate(slots=4, per_client=2)
+    doors.enter("a")
+    doors.enter("a")
+    refused = refusal(lambda: doors.enter("a"))
+    assert (refused.status, refused.type, refused.limit) == (
+        429,
+        "TooManyRequests",
+        "client_concurrency",
+    )
+    assert "PLAYGROUND_CLIENT_CONCURRENCY" in refused.message
+    doors.enter("b")
+    assert doors.counts() == (3, 0)
+
+
+def test_waiting_requests_get_freed_slots_in_arrival_order():
+    doors = gate(slots=1, queue=2)
+    first = doors.enter("a")
+    order: list[str] = []
+
+    def wait_for_slot(client: str) -> None:
+        ticket = doors.enter(client)
+        order.append(client)
+        doors.leave(ticket)
+
+    with ThreadPoolExecutor(2) as pool:
+        second = pool.submit(wait_for_slot, "b")
+        wait_until(lambda: doors.counts() == (1, 1))
+        third = pool.submit(wait_for_slot, "c")
+        wait_until(lambda: doors.counts() == (1, 2))
+        doors.leave(first)
+        second.result(timeout=5)
+        third.result(timeout=5)
+    assert order == ["b", "c"]
+    assert doors.counts() == (0, 0)
+
+
+def test_a_full_queue_is_503_at_once():
+    doors = gate(slots=1, queue=0)
+    doors.enter("a")
+    started = time.monotonic()
+    refused = refusal(lambda: doors.enter("b"))
+    assert time.monotonic() - started < doors.queue_seconds
+    assert (refused.status, refused.type, refused.limit) == (503, "ServiceUnavailable", "queue")
+
+
+def test_a_wait_that_runs_out_is_503_and_leaves_nothing_behind():
+    doors = gate(slots=1, queue=1, queue_seconds=0.2, per_client=1)
+    held = doors.enter("a")
+    started = time.monotonic()
+    refused = refusal(lambda: doors.enter("b"))
+    assert time.monotonic() - started >= 0.2
+    assert (refused.status, refused.limit) == (503, "queue_seconds")
+    assert doors.counts() == (1, 0)
+    doors.leave(held)
+    doors.leave(doors.enter("b"))  # b's wait no longer counts against its limit
+    assert doors.counts() == (0, 0)
+
+
+def test_heavy_clients_share_all_but_the_light_slots_and_never_wait():
+    doors = gate(slots=3, queue=4, light_slots=1)
+    for client in ("x", "y", "z"):
+        doors.leave(doors.enter(client), ran_out=True)
+    tickets = [doors.enter("x"), doors.enter("y")]
+    assert all(ticket.heavy for ticket in tickets)
+    started = time.monotonic()
+    refused = refusal(lambda: doors.enter("z"))  # a slot is free, but it is the light one
+    assert time.monotonic() - started < doors.queue_seconds
+    assert (refused.status, refused.limit) == (503, "light_slots")
+    assert not doors.enter("newcomer").heavy
+    assert doors.counts() == (3, 0)
+
+
+def test_only_requests_that_ran_out_make_their_client_heavy():
+    doors = gate(slots=2, light_slots=1)
+    doors.leave(doors.enter("a"))
+    assert not doors.enter("a").heavy
+    doors.leave(doors.enter("b"), ran_out=True)
+    assert doors.enter("b").heavy
+
+
+def test_heavy_clients_are_forgotten_in_time_and_kept_in_bounds(monkeypatch):
+    monkeypatch.setattr(admission, "HEAVY_SECONDS", 0.1)
+    monkeypatch.setattr(admission, "HEAVY_CLIENTS_KEPT", 3)
+    doors = gate(slots=2, light_slots=1)
+    for client in ("a", "b", "c", "d"):
+        doors.leave(doors.enter(client), ran_out=True)
+    assert not doors.enter("a").heavy  # the oldest of four, pushed out
+    for client in ("b", "c", "d"):
+        assert doors._is_heavy(client)
+    time.sleep(0.1)
+    assert not any(doors._is_heavy(client) for client in ("b", "c", "d"))
+
+
+def test_no_light_slots_means_no_heavy_clients():
+    doors = gate(slots=2, light_slots=0)
+    doors.leave(doors.enter("a"), ran_out=True)
+    assert not doors.enter("a").heavy
+
+
+def test_never_more_admitted_than_slots_under_contention():
+    doors = gate(slots=3, queue=4, queue_seconds=0.05, per_client=2, light_slots=1)
+    lock = threading.Lock()
+    inside, most = 0, 0
+
+    def visitor(seed: int) -> None:
+        nonlocal inside, most
+        rng = random.Random(seed)
+        for _ in range(150):
+            try:
+                ticket = doors.enter(f"client-{rng.randrange(6)}")
+            except OverLimit:
+                continue
+            with lock:
+                inside += 1
+                most = max(most, inside)
+            time.sleep(rng.random() / 500)
+            with lock:
+                inside -= 1
+            doors.leave(ticket, ran_out=rng.random() < 0.1)
+
+    with ThreadPoolExecutor(12) as pool:
+        list(pool.map(visitor, range(12)))
+    assert 1 < most <= doors.slots
+    assert doors.counts() == (0, 0)
+    assert not doors._clients
+
+
+@pytest.mark.parametrize(
+    ("setting", "value"),
+    [("LIGHT_SLOTS", 4), ("LIGHT_SLOTS", -1), ("QUEUE", -1), ("THREADS", 0)],
+)
+def test_settings_out_of_range_name_their_variable(app, setting, value):
+    with pytest.raises(ValueError, match=f"PLAYGROUND_{setting}"):
+        gate_from_config({**app.config, setting: value})
+
+
+# --------------------------------------------------------------------------- the app
+
+#: What the README calls expensive and cheap (an unknown share or source id is fine: the
+#: point is whether the request is counted, not what it answers).
+EXPENSIVE = [
+    ("POST", "/api/render"),
+    ("POST", "/api/analyze"),
+    ("POST", "/api/diff"),
+    ("POST", "/api/command"),
+    ("POST", "/api/tokenize"),
+    ("POST", "/api/sources/gguf"),
+    ("POST", "/api/sources/hf"),
+    ("POST", "/api/shares"),
+    ("GET", "/"),
+    ("POST", "/"),
+    ("POST", "/fragments/output"),
+    ("POST", "/fragments/share"),
+    ("GET", "/s/0123456789abcdef01234567"),
+]
+CHEAP = [
+    ("GET", "/healthz"),
+    ("GET", "/metrics"),
+    ("GET", "/static/playground.css"),
+    ("GET", "/s/0123456789abcdef01234567.json"),
+    ("GET", "/api/library"),
+    ("GET", "/api/library/chatml"),
+    ("GET", "/api/sources/0123"),
+    ("POST", "/download/template.jinja"),
+]
+
+
+@pytest.fixture(scope="module")
+def limited_app(tmp_path_factory):
+    """An application whose clients may have one expensive request at a time."""
+    data = tmp_path_factory.mktemp("admission")
+    application = create_app({"TESTING": True, "DATA_DIR": str(data), "CLIENT_CONCURRENCY": 1})
+    yield application
+    application.extensions["sandbox_pool"].close()
+
+
+@pytest.fixture()
+def access_log() -> Iterator[list[str]]:
+    """The access-log lines written during the test."""
+    lines: list[str] = []
+    handler = logging.Handler()
+    handler.emit = lambda record: lines.append(record.getMessage())  # type: ignore[method-assign]
+    logger = logging.getLogger(ACCESS_LOGGER)
+    logger.addHandler(handler)
+    yield lines
+    logger.removeHandler(handler)
+
+
+def test_every_route_is_either_expensive_or_cheap(limited_app):
+    urls = limited_app.url_map.bind("localhost")
+    listed = {urls.match(path, method)[0] for method, path in EXPENSIVE + CHEAP}
+    routes = {rule.endpoint for rule in limited_app.url_map.iter_rules()}
+    assert listed == routes, "classify the new route in EXPENSIVE or CHEAP (and the README)"
+
+
+def test_expensive_requests_count_and_cheap_ones_do_not(limited_app):
+    doors = limited_app.extensions["admission"]
+    client = limited_app.test_client()
+    held = doors.enter("127.0.0.1")  # the test client's address is at its limit now
+    try:
+        for method, path in EXPENSIVE:
+            answer = client.open(path, method=method, data={"template": "x"})
+            assert answer.status_code == 429, (method, path)
+            assert answer.headers["Retry-After"] == str(admission.RETRY_AFTER_SECONDS)
+        for method, path in CHEAP:
+            answer = client.open(path, method=method, data={"template": "x"})
+            assert answer.status_code not in (429, 503), (method, path)
+        other = client.get("/", environ_base={"REMOTE_ADDR": "203.0.113.5"})
+        assert other.status_code == 200
+    finally:
+        doors.leave(held)
+    assert doors.counts() == (0, 0)
+
+
+def test_a_refusal_is_json_and_logged_with_its_limit(limited_app, access_log):
+    doors = limited_app.extensions["admission"]
+    held = doors.enter("127.0.0.1")
+    try:
+        answer = limited_app.test_client().post("/api/render", json={})
+    finally:
+        doors.leave(held)
+    error = answer.json["error"]
+    assert (answer.status_code, error["type"], error["limit"]) == (
+        429,
+        "TooManyRequests",
+        "client_concurrency",
+    )
+    assert error["retry_after"] == admission.RETRY_AFTER_SECONDS
+    [line] = [json.loads(text) for text in access_log]
+    assert (line["status"], line["limit"]) == (429, "client_concurrency")
+
+
+def test_a_failing_request_gives_its_slot_back(limited_app):
+    client = limited_app.test_client()
+    for _ in range(3):  # one slot per client: a leak would refuse the second
+        answer = client.post("/api/render", data=b"not json", content_type="application/json")
+        assert answer.status_code == 400
+    assert limited_app.extensions["admission"].counts() == (0, 0)
