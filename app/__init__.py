@@ -12,7 +12,6 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 from app.config import load_settings, max_body_bytes, render_limits, source_limits
 from app.shares.store import ShareStore
 from app.sources.library import DEFAULT_LIBRARY, Library
-from app.sources.service import SourceWorkers
 from app.sources.store import SourceStore
 from app.storage import open_database
 from app.web.strict_json import StrictJSONProvider
@@ -59,7 +58,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     app.extensions["database"] = database
     app.extensions["share_store"] = ShareStore(database)
     # Uploads are parsed, and tokenizers built and run, only in bounded source workers.
-    source_workers = SourceWorkers(
+    source_workers = observability.MeasuredSourceWorkers(
         lanes=int(app.config["SOURCE_WORKERS"]),
         cpu_seconds=float(app.config["SOURCE_CPU_SECONDS"]),
         memory_bytes=int(app.config["SOURCE_MEMORY_MB"]) * 1024 * 1024,

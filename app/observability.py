@@ -31,13 +31,18 @@ from prometheus_client import (
     multiprocess,
 )
 
+from app.budget import OverLimit
 from app.render.pool import SandboxPool
 from app.render.problems import TemplateProblem
+from app.sources.service import SourceWorkers
 
 T = TypeVar("T")
 
 #: The limits a template can run into (`TemplateProblem.limit`), shown at 0 before any hit.
-LIMIT_NAMES = ("cpu_seconds", "memory", "output_chars", "template_bytes", "recursion")
+LIMIT_NAMES = (
+    "cpu_seconds", "memory", "output_chars", "template_bytes", "recursion",
+    "source_cpu_seconds", "source_memory_mb",
+)  # fmt: skip
 
 #: The logger of the access log: one JSON object per line, on stderr.
 ACCESS_LOGGER = "playground.access"
@@ -110,15 +115,35 @@ class MeasuredSandboxPool(SandboxPool):
             limit = problem.limit
             raise
         finally:
-            elapsed = time.perf_counter() - started
             task = "render" if function.__name__ == "render_in_worker" else function.__name__
-            RENDER_SECONDS.labels(task).observe(elapsed)
-            if limit is not None:
-                LIMIT_HITS.labels(limit).inc()
-            if has_request_context():
-                g.render_ms = g.get("render_ms", 0.0) + elapsed * 1000
-                if limit is not None and g.get("render_limit") is None:
-                    g.render_limit = limit
+            _note_task(task, time.perf_counter() - started, limit)
+
+
+class MeasuredSourceWorkers(SourceWorkers):
+    """Source workers measured like the sandbox: each task's time by its name, limit hits
+    counted, both noted in `g` (so admission counts a client whose upload or tokenizing
+    ran out of budget as heavy)."""
+
+    def _run(self, lane: Any, function: Callable[..., Any], *args: Any) -> Any:
+        started = time.perf_counter()
+        limit = None
+        try:
+            return super()._run(lane, function, *args)
+        except OverLimit as error:
+            limit = error.limit
+            raise
+        finally:
+            _note_task(function.__name__, time.perf_counter() - started, limit)
+
+
+def _note_task(task: str, elapsed: float, limit: str | None) -> None:
+    RENDER_SECONDS.labels(task).observe(elapsed)
+    if limit is not None:
+        LIMIT_HITS.labels(limit).inc()
+    if has_request_context():
+        g.render_ms = g.get("render_ms", 0.0) + elapsed * 1000
+        if limit is not None and g.get("render_limit") is None:
+            g.render_limit = limit
 
 
 class _StderrHandler(logging.StreamHandler):

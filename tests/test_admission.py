@@ -207,6 +207,8 @@ EXPENSIVE = [
     ("POST", "/fragments/output"),
     ("POST", "/fragments/share"),
     ("GET", "/s/0123456789abcdef01234567"),
+    # A source this process has not seen is rebuilt in a source worker.
+    ("GET", "/api/sources/0123"),
 ]
 CHEAP = [
     ("GET", "/healthz"),
@@ -215,7 +217,6 @@ CHEAP = [
     ("GET", "/s/0123456789abcdef01234567.json"),
     ("GET", "/api/library"),
     ("GET", "/api/library/chatml"),
-    ("GET", "/api/sources/0123"),
     ("POST", "/download/template.jinja"),
 ]
 

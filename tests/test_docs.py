@@ -12,7 +12,7 @@ README = (REPO / "README.md").read_text(encoding="utf-8")
 
 @pytest.mark.parametrize("setting", SETTINGS, ids=lambda s: s.env_name)
 def test_every_setting_is_documented_with_its_default(setting):
-    rows = [line for line in README.splitlines() if f"`{setting.env_name}`" in line]
+    rows = [line for line in README.splitlines() if line.startswith(f"| `{setting.env_name}`")]
     assert rows, f"{setting.env_name} is not in the README's configuration table"
     assert f"`{setting.default}`" in rows[0], f"{setting.env_name}: default not documented"
 

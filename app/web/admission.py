@@ -44,9 +44,11 @@ HEAVY_SECONDS = 60.0
 #: Heavy clients remembered per process; past that the oldest are forgotten, so many
 #: addresses cannot grow the table without bound.
 HEAVY_CLIENTS_KEPT = 4096
-#: Render limits that mean a request spent its whole budget (a recursion error or an
-#: oversized template fails fast and costs little).
-COSTLY_LIMITS = frozenset({"cpu_seconds", "memory", "output_chars"})
+#: Limits that mean a request spent its whole budget (a recursion error or an oversized
+#: template fails fast and costs little): a render's, or a source worker's.
+COSTLY_LIMITS = frozenset(
+    {"cpu_seconds", "memory", "output_chars", "source_cpu_seconds", "source_memory_mb"}
+)
 
 #: Endpoints that never render, tokenize, analyse or parse an upload: they only read
 #: the library, stored shares and sources, or echo the body. Every other endpoint is
@@ -59,7 +61,6 @@ CHEAP_ENDPOINTS = frozenset(
         "library.list_entries",
         "library.show_entry",
         "shares.show_share",
-        "sources.show_source",
         "page.download_template",
     }
 )
