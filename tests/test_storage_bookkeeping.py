@@ -17,7 +17,7 @@ import pytest
 from app.storage import Bucket, BucketRule, Database, Room, SourceUsage, StorageFull
 from app.storage.postgres import PostgresDatabase
 from app.storage.sqlite import SqliteDatabase
-from tests.postgres import postgres_url  # noqa: F401 (a pytest fixture)
+from tests.postgres import fresh_postgres_url, postgres_url  # noqa: F401 (pytest fixtures)
 
 #: What the version before this bookkeeping created, statement for statement.
 OLD_SQLITE_SCHEMA = (
@@ -46,24 +46,12 @@ def share_state(source: str | None) -> str:
     return f'{{"messages":[],"template":"{uuid.uuid4().hex}"{summary}}}'
 
 
-@pytest.fixture()
-def fresh_postgres(postgres_url) -> Iterator[str]:  # noqa: F811 (the fixture imported above)
-    """A database of its own on the test server: totals and expiry see only this test."""
-    server = postgres_url.rpartition("/")[0]
-    name = "bookkeeping_" + uuid.uuid4().hex[:12]
-    with psycopg.connect(f"{server}/postgres", autocommit=True) as admin:
-        admin.execute(f"CREATE DATABASE {name}")
-    yield f"{server}/{name}"
-    with psycopg.connect(f"{server}/postgres", autocommit=True) as admin:
-        admin.execute(f"DROP DATABASE {name} WITH (FORCE)")
-
-
 @pytest.fixture(params=["sqlite", "postgres"])
 def backend(request, tmp_path) -> str:
     """Where a fresh, empty database lives: a SQLite path or a PostgreSQL URL."""
     if request.param == "sqlite":
         return str(tmp_path / "bookkeeping.db")
-    return request.getfixturevalue("fresh_postgres")
+    return request.getfixturevalue("fresh_postgres_url")
 
 
 def open_db(where: str) -> Database:

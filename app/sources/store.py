@@ -14,6 +14,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import replace
+from typing import Protocol
 
 from app.sources.gguf import IncompleteHeader, read_header
 from app.sources.hf import read_hf_files
@@ -26,6 +27,18 @@ _ID = re.compile(r"[0-9a-f]{64}")
 GGUF, HF = "gguf", "hf"
 
 
+class Keeper(Protocol):
+    """Who stores sources and hears of their uses (`app.quota.SourceKeeper`)."""
+
+    def put(self, source_id: str, kind: str, data: bytes) -> None:
+        """Store a source's raw material; may raise to refuse it (a limit)."""
+        ...
+
+    def used(self, source_id: str) -> bool:
+        """Note a use of a source; False when it is no longer stored."""
+        ...
+
+
 class SourceStore:
     """Sources by id; thread-safe; at most `capacity` kept in memory."""
 
@@ -34,11 +47,15 @@ class SourceStore:
         database: Database,
         capacity: int = 8,
         on_lookup: Callable[[bool], None] | None = None,
+        keeper: Keeper | None = None,
     ) -> None:
         self.database = database
         self.capacity = capacity
         #: Told of each in-memory lookup: True for a hit, False for a miss (for metrics).
         self.on_lookup = on_lookup
+        #: Stores sources within the storage limits and keeps their last use, so that
+        #: unused ones can expire (None: stored directly, kept forever).
+        self.keeper = keeper
         self._memory: OrderedDict[str, Source] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -51,6 +68,7 @@ class SourceStore:
         source_id = content_id(kv_section)
         if (known := self._remembered(source_id)) is None:
             return self._keep(source_from_gguf(source_id, header, file_name), GGUF, kv_section)
+        self._store_again(known, GGUF, kv_section)
         # The same header under another file name: same source, the name as given now.
         return replace(known, file_name=file_name or known.file_name)
 
@@ -60,7 +78,8 @@ class SourceStore:
         canonical = json.dumps(files, sort_keys=True, ensure_ascii=False).encode()
         source_id = content_id(canonical)
         if (known := self._remembered(source_id)) is None:
-            known = self._keep(source_from_hf(source_id, parsed), HF, canonical)
+            return self._keep(source_from_hf(source_id, parsed), HF, canonical)
+        self._store_again(known, HF, canonical)
         return known
 
     def get(self, source_id: str) -> Source | None:
@@ -68,7 +87,12 @@ class SourceStore:
         if not _ID.fullmatch(source_id):
             return None
         if (known := self._remembered(source_id)) is not None:
-            return known
+            if self._used(source_id):
+                return known
+            # Expired from the database: gone for this process too, as for every replica.
+            with self._lock:
+                self._memory.pop(source_id, None)
+            return None
         return self._rebuild(source_id)
 
     def _keep(self, source: Source, kind: str, data: bytes) -> Source:
@@ -77,13 +101,28 @@ class SourceStore:
         Built first, so that bytes that do not build are never stored; stored before it
         is remembered, so that a failed write is not hidden by the memory on a retry.
         """
-        self.database.put_source(source.id, kind, data)
+        self._put(source.id, kind, data)
         return self._remember(source)
+
+    def _store_again(self, known: Source, kind: str, data: bytes) -> None:
+        """A source loaded again is a use; stored again if it expired meanwhile."""
+        if not self._used(known.id):
+            self._put(known.id, kind, data)
+
+    def _put(self, source_id: str, kind: str, data: bytes) -> None:
+        if self.keeper is None:
+            self.database.put_source(source_id, kind, data)
+        else:
+            self.keeper.put(source_id, kind, data)
+
+    def _used(self, source_id: str) -> bool:
+        return self.keeper is None or self.keeper.used(source_id)
 
     def _rebuild(self, source_id: str) -> Source | None:
         stored = self.database.get_source(source_id)
         if stored is None:
             return None
+        self._used(source_id)
         if stored.kind == GGUF:
             header = read_header(stored.data, want_tensors=False)
             if isinstance(header, IncompleteHeader):
