@@ -173,6 +173,12 @@ def test_a_refused_share_button_says_why_in_the_json_the_page_shows(make_app):
     assert refused.status_code == 429 and "Try again in" in refused.json["error"]["message"]
 
 
+def test_a_refused_upload_larger_than_a_json_body_is_still_429(make_app):
+    client = make_app(WRITES_PER_MINUTE=1, MAX_BODY_MB=1).test_client()
+    assert share(client).status_code == 201
+    assert upload(client, bytes(16 * MIB)).status_code == 429
+
+
 def test_behind_a_trusted_proxy_each_forwarded_client_has_its_own_allowance(make_app):
     client = make_app(WRITES_PER_MINUTE=1, TRUSTED_PROXIES=1).test_client()
     assert share(client, {"X-Forwarded-For": "203.0.113.1"}).status_code == 201
@@ -404,6 +410,22 @@ def test_a_storage_attack_is_held_to_the_allowance_and_the_cap(tmp_path):
         assert any(a[:2] == ("source", 507) for a in answers)
         sources, _ = stored_bytes(tmp_path)
         assert sources <= 24 * MIB
+    finally:
+        server.process.terminate()
+        server.process.wait(timeout=30)
+
+
+def test_a_refused_upload_gets_its_429_not_a_reset_connection(tmp_path):
+    """The page's 16 MiB upload, refused: the client is still sending when the answer is
+    ready, so the body is read to its end and the answer reaches it."""
+    env = {"PLAYGROUND_WORKERS": "1", "PLAYGROUND_WRITES_PER_MINUTE": "1"}
+    server = start_gunicorn({**env, "PLAYGROUND_DATA_DIR": str(tmp_path)})
+    try:
+        assert server.post("/api/shares", {"template": "x", "messages": []})[0] == 201
+        for _ in range(3):  # refused by the database, then by the process's memory
+            headers = {"Content-Type": "application/octet-stream"}
+            status, answer, _ = server.send("POST", "/api/sources/gguf", bytes(16 * MIB), headers)
+            assert status == 429 and int(answer["Retry-After"]) > 1
     finally:
         server.process.terminate()
         server.process.wait(timeout=30)
