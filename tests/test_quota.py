@@ -308,6 +308,22 @@ def test_a_shared_source_outlives_expiry_and_the_cap_and_its_share_still_renders
     assert tokens.status_code == 200 and tokens.json["count"] >= 2
 
 
+def test_a_failed_expiry_does_not_fail_the_write_and_is_tried_again(make_app, monkeypatch):
+    app = make_app(**NO_RATE_LIMITS)
+    database, calls = app.extensions["database"], []
+
+    def locked(*args: object) -> list[str]:
+        calls.append(args)
+        raise sqlite3.OperationalError("database is locked")
+
+    monkeypatch.setattr(database, "expire_sources", locked)
+    client = app.test_client()
+    assert share(client).status_code == 201
+    make_app.clock.advance(DAY)
+    assert share(client).status_code == 201
+    assert len(calls) == 2
+
+
 USES = {
     "read": lambda c, data: c.get(f"/api/sources/{source_id(data)}"),
     "tokenize": lambda c, data: c.post(

@@ -63,7 +63,10 @@ class WriteGuard:
             except OverLimit:
                 _discard_body()
                 raise
-            self.quota.maintain()
+            try:
+                self.quota.maintain()
+            except Exception:  # housekeeping: the next write tries again, this one proceeds
+                app.logger.exception("Deleting expired sources failed")
 
 
 def _discard_body() -> None:
