@@ -16,6 +16,7 @@ shows is never deleted: the share keeps it. Shares themselves are never deleted.
 
 from __future__ import annotations
 
+import logging
 import math
 import threading
 import time
@@ -29,6 +30,8 @@ from app.storage import BucketRule, Database, Room, StorageFull
 
 MIB = 1024 * 1024
 DAY_SECONDS = 86400.0
+
+LOG = logging.getLogger(__name__)
 
 #: A source's last use is written at most this often (seconds) by one process.
 TOUCH_SECONDS = 3600.0
@@ -173,7 +176,14 @@ class Quota:
             last = self._touched.get(source_id, -math.inf)
         if now - last < TOUCH_SECONDS:
             return True
-        if self.database.touch_source(source_id, now, now - TOUCH_SECONDS):
+        try:
+            alive = self.database.touch_source(source_id, now, now - TOUCH_SECONDS)
+        except Exception:
+            # Bookkeeping must not break a read: a database that is down is asked again
+            # an hour later, not on every use (each could wait for a connect timeout).
+            LOG.exception("Could not mark source %s used", source_id)
+            alive = True
+        if alive:
             self._remember(self._touched, source_id, now)
             return True
         with self._lock:

@@ -324,6 +324,24 @@ def test_a_failed_expiry_does_not_fail_the_write_and_is_tried_again(make_app, mo
     assert len(calls) == 2
 
 
+def test_a_source_in_memory_still_serves_when_its_use_cannot_be_written(make_app, monkeypatch):
+    app = make_app(**NO_RATE_LIMITS)
+    client, database = app.test_client(), app.extensions["database"]
+    data = LLAMA_SPM.read_bytes()
+    assert upload(client, data).status_code == 200
+    calls = []
+
+    def down(*args: object) -> bool:
+        calls.append(args)
+        raise sqlite3.OperationalError("disk I/O error")
+
+    monkeypatch.setattr(database, "touch_source", down)
+    make_app.clock.advance(2 * HOUR)
+    for _ in range(3):
+        assert client.get(f"/api/sources/{source_id(data)}").status_code == 200
+    assert len(calls) == 1  # asked once, not on every use
+
+
 USES = {
     "read": lambda c, data: c.get(f"/api/sources/{source_id(data)}"),
     "tokenize": lambda c, data: c.post(
