@@ -10,6 +10,7 @@ from flask import Flask
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from app.config import load_settings, max_body_bytes, render_limits, source_limits
+from app.quota import QuotaSettings
 from app.shares.store import ShareStore
 from app.sources.library import DEFAULT_LIBRARY, Library
 from app.sources.store import SourceStore
@@ -56,7 +57,12 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     # Validates PLAYGROUND_DATABASE_URL now (a bad one fails start-up); opens nothing yet.
     database = open_database(app.config["DATABASE_URL"], data_dir(app))
     app.extensions["database"] = database
-    app.extensions["share_store"] = ShareStore(database)
+    # Per-client write allowances and the bounds on stored sources (`app.quota`).
+    from app.web.quota import WriteGuard
+
+    guard = WriteGuard(database, QuotaSettings.from_config(app.config))
+    guard.install(app)
+    app.extensions["share_store"] = ShareStore(database, before_new=guard.charge_share)
     # Uploads are parsed, and tokenizers built and run, only in bounded source workers.
     source_workers = observability.MeasuredSourceWorkers(
         lanes=int(app.config["SOURCE_WORKERS"]),
@@ -67,7 +73,10 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     atexit.register(source_workers.close)
     app.extensions["source_workers"] = source_workers
     app.extensions["source_store"] = SourceStore(
-        database, source_workers, on_lookup=observability.count_source_lookup
+        database,
+        source_workers,
+        on_lookup=observability.count_source_lookup,
+        keeper=guard.sources,
     )
 
     library_dir = app.config["LIBRARY_DIR"]

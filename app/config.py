@@ -130,6 +130,41 @@ SETTINGS = (
         " 422 naming the limit.",
     ),
     Setting(
+        "WRITES_PER_MINUTE",
+        30,
+        float,
+        "Shares and source uploads one client may make a minute (as many at once); more get"
+        " 429 with Retry-After. 0: no limit.",
+    ),
+    Setting(
+        "WRITE_MB_PER_MINUTE",
+        16,
+        float,
+        "New bytes (sources and shares) one client may store a minute (MiB); more get 429"
+        " with Retry-After. 0: no limit.",
+    ),
+    Setting(
+        "WRITE_BURST_MB",
+        64,
+        float,
+        "New bytes one client may store at once (MiB): its byte allowance when full; a"
+        " larger source gets 413.",
+    ),
+    Setting(
+        "SOURCE_STORAGE_MB",
+        4096,
+        float,
+        "Total size of stored sources (MiB); a new one that does not fit even after deleting"
+        " sources idle for 2 hours that no share shows gets 507. 0: no cap.",
+    ),
+    Setting(
+        "SOURCE_TTL_DAYS",
+        30,
+        float,
+        "Sources nobody used for this many days are deleted, unless a share shows them. 0:"
+        " kept until room is needed.",
+    ),
+    Setting(
         "TRUSTED_PROXIES",
         0,
         int,

@@ -124,6 +124,9 @@ class Server:
             **os.environ,
             "PLAYGROUND_DATA_DIR": self.data_dir,
             "PLAYGROUND_TRUSTED_PROXIES": "1",  # the bench is the proxy: see Client
+            # The benches write from one address far faster than a client may.
+            "PLAYGROUND_WRITES_PER_MINUTE": "0",
+            "PLAYGROUND_WRITE_MB_PER_MINUTE": "0",
             **(env or {}),
             "PLAYGROUND_BIND": f"{HOST}:{self.port}",
         }

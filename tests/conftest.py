@@ -24,12 +24,17 @@ from app import create_app
 REPO = Path(__file__).resolve().parents[1]
 T = TypeVar("T")
 
+#: Every test writes through the session's application from one address, far faster than
+#: a client may, so its per-client write limits are off; tests/test_quota.py checks them
+#: on applications of their own.
+UNLIMITED_WRITES = {"WRITES_PER_MINUTE": 0, "WRITE_MB_PER_MINUTE": 0}
+
 
 @pytest.fixture(scope="session")
 def app(tmp_path_factory):
     """One application (and one sandbox pool) for the whole session."""
     data = tmp_path_factory.mktemp("data")
-    application = create_app({"TESTING": True, "DATA_DIR": str(data)})
+    application = create_app({"TESTING": True, "DATA_DIR": str(data), **UNLIMITED_WRITES})
     yield application
     application.extensions["sandbox_pool"].close()
 

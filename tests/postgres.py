@@ -1,6 +1,7 @@
 """A throwaway PostgreSQL server for the tests, on loopback, started from Debian's binaries.
 
-Import the `postgres_url` fixture into a test module that needs it. PostgreSQL missing is
+Import the `postgres_url` fixture (or `fresh_postgres_url`, a database of one's own)
+into a test module that needs it. PostgreSQL missing is
 a failure, not a skip: `./playground test` installs it, so a missing one is a broken
 setup that would otherwise hide every replica test.
 """
@@ -13,6 +14,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -118,6 +120,19 @@ def postgres_url() -> Iterator[str]:
         if not _stopped(_as_server_user([*stop, "-m", "fast"])):
             _stopped(_as_server_user([*stop, "-m", "immediate"]))
         shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture()
+def fresh_postgres_url(postgres_url) -> Iterator[str]:
+    """A database of its own on the test server, dropped after the test: for tests that
+    count or delete everything stored (totals, caps, expiry, migrations)."""
+    server = postgres_url.rpartition("/")[0]
+    name = "test_" + uuid.uuid4().hex[:16]
+    with psycopg.connect(f"{server}/postgres", autocommit=True, connect_timeout=10) as admin:
+        admin.execute(f"CREATE DATABASE {name}")
+    yield f"{server}/{name}"
+    with psycopg.connect(f"{server}/postgres", autocommit=True, connect_timeout=10) as admin:
+        admin.execute(f"DROP DATABASE {name} WITH (FORCE)")
 
 
 def _stopped(command: list[str]) -> bool:

@@ -16,12 +16,13 @@ import pytest
 from app import create_app
 from bench import durability, fuzz_gguf, load
 from bench._server import Server
+from tests.conftest import UNLIMITED_WRITES
 
 
 @pytest.fixture()
 def fuzz_app(tmp_path):
     """An application of its own, so fuzzed sources stay out of the session's data."""
-    application = create_app({"TESTING": True, "DATA_DIR": str(tmp_path)})
+    application = create_app({"TESTING": True, "DATA_DIR": str(tmp_path), **UNLIMITED_WRITES})
     yield application
     application.extensions["sandbox_pool"].close()
 

@@ -6,6 +6,7 @@ only keeps text by id. Nothing is opened until the first call.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,9 +21,14 @@ __all__ = ["DEFAULT_FILE", "URL_VARIABLE", "ShareStore", "database_path"]
 class ShareStore:
     """Immutable shares by content id; safe to share between threads and processes."""
 
-    def __init__(self, database: Database | Path) -> None:
+    def __init__(
+        self, database: Database | Path, before_new: Callable[[int], None] | None = None
+    ) -> None:
         # A path is a SQLite file: the short form tests and scripts use.
         self.database = SqliteDatabase(database) if isinstance(database, Path) else database
+        #: Told the size in bytes of a share about to be stored for the first time; may
+        #: raise to refuse it (the per-client allowance of stored bytes).
+        self.before_new = before_new
 
     @classmethod
     def from_url(cls, url: str, default_folder: Path) -> ShareStore:
@@ -33,11 +39,14 @@ class ShareStore:
         """Store `state` under its content id and return the id.
 
         Insert-or-ignore: the first row written for an id is kept forever, so a link,
-        once handed out, always shows what it showed the first time.
+        once handed out, always shows what it showed the first time. The source the state
+        shows is linked to the share, which keeps that source stored for as long.
         """
         canonical = canonical_json(state)
         new_id = share_id(canonical)
-        self.database.put_share(new_id, canonical)
+        if self.before_new is not None and not self.database.share_exists(new_id):
+            self.before_new(len(canonical.encode("utf-8")))
+        self.database.put_share(new_id, canonical, _source_id(state))
         return new_id
 
     def get(self, share_id: str, max_depth: int = DEFAULT_MAX_DEPTH) -> dict[str, Any] | None:
@@ -54,3 +63,10 @@ class ShareStore:
     def exists(self, share_id: str) -> bool:
         """Whether a share with this id is stored (without reading its state)."""
         return bool(SHARE_ID.fullmatch(share_id)) and self.database.share_exists(share_id)
+
+
+def _source_id(state: dict[str, Any]) -> str | None:
+    """The id of the source a state shows (`source.id`), if any."""
+    source = state.get("source")
+    source_id = source.get("id") if isinstance(source, dict) else None
+    return source_id if isinstance(source_id, str) else None

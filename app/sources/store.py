@@ -18,6 +18,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Protocol
 
 from app.budget import OverLimit
 from app.sources.gguf import IncompleteHeader
@@ -68,6 +69,18 @@ class Tokens:
     total: int
 
 
+class Keeper(Protocol):
+    """Who stores sources and hears of their uses (`app.quota.SourceKeeper`)."""
+
+    def put(self, source_id: str, kind: str, data: bytes) -> None:
+        """Store a source's raw material; may raise to refuse it (a limit)."""
+        ...
+
+    def used(self, source_id: str) -> bool:
+        """Note a use of a source; False when it is no longer stored."""
+        ...
+
+
 class SourceStore:
     """Sources by id; thread-safe; at most `capacity` summaries kept in memory."""
 
@@ -77,12 +90,16 @@ class SourceStore:
         workers: SourceWorkers,
         capacity: int = 64,
         on_lookup: Callable[[bool], None] | None = None,
+        keeper: Keeper | None = None,
     ) -> None:
         self.database = database
         self.workers = workers
         self.capacity = capacity
         #: Told of each in-memory lookup: True for a hit, False for a miss (for metrics).
         self.on_lookup = on_lookup
+        #: Stores sources within the storage limits and keeps their last use, so that
+        #: unused ones can expire (None: stored directly, kept forever).
+        self.keeper = keeper
         self._memory: OrderedDict[str, Source] = OrderedDict()
         self._failed: dict[str, tuple[float, TokenizerUnavailable]] = {}
         self._lock = threading.Lock()
@@ -95,6 +112,8 @@ class SourceStore:
         source = loaded.source
         if self._remembered(source.id) is None:
             self._keep(source, GGUF, prefix[: loaded.stored_bytes])
+        else:
+            self._store_again(source, GGUF, prefix[: loaded.stored_bytes])
         return source
 
     def load_hf(self, files: dict[str, str]) -> Source:
@@ -104,6 +123,8 @@ class SourceStore:
         assert isinstance(loaded, Loaded)
         if self._remembered(loaded.source.id) is None:
             self._keep(loaded.source, HF, canonical)
+        else:
+            self._store_again(loaded.source, HF, canonical)
         return loaded.source
 
     def get(self, source_id: str) -> Source | None:
@@ -111,10 +132,16 @@ class SourceStore:
         if not _ID.fullmatch(source_id):
             return None
         if (known := self._remembered(source_id)) is not None:
-            return known
+            if self._used(source_id):
+                return known
+            # Expired from the database: gone for this process too, as for every replica.
+            with self._lock:
+                self._memory.pop(source_id, None)
+            return None
         stored = self.database.get_source(source_id)
         if stored is None:
             return None
+        self._used(source_id)
         try:
             loaded = self._load(stored.kind, stored.data, None)
         except SourceRefused:
@@ -214,8 +241,22 @@ class SourceStore:
         Built first, so that bytes that do not build are never stored; stored before it
         is remembered, so that a failed write is not hidden by the memory on a retry.
         """
-        self.database.put_source(source.id, kind, data)
+        self._put(source.id, kind, data)
         return self._remember(source)
+
+    def _store_again(self, known: Source, kind: str, data: bytes) -> None:
+        """A source loaded again is a use; stored again if it expired meanwhile."""
+        if not self._used(known.id):
+            self._put(known.id, kind, data)
+
+    def _put(self, source_id: str, kind: str, data: bytes) -> None:
+        if self.keeper is None:
+            self.database.put_source(source_id, kind, data)
+        else:
+            self.keeper.put(source_id, kind, data)
+
+    def _used(self, source_id: str) -> bool:
+        return self.keeper is None or self.keeper.used(source_id)
 
     def _remembered(self, source_id: str) -> Source | None:
         with self._lock:

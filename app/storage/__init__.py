@@ -1,21 +1,31 @@
 """Where shares and sources are kept: one small interface, SQLite or PostgreSQL behind it.
 
-Everything stored is immutable and addressed by content id, so the interface is only
-"write once" and "read by id" for two tables:
+Shares and sources are immutable and addressed by content id:
 
-- `shares(id, state, created_at)`: a share's canonical JSON text;
+- `shares(id, state, created_at)`: a share's canonical JSON text, kept forever;
 - `sources(id, kind, data, created_at)`: what a source was built from (the GGUF bytes up
   to the end of the KV section, or the Hugging Face files as JSON), so that any replica
   can rebuild a source it has never seen.
 
-Writes are insert-or-ignore: the first row written for an id is kept forever. Nothing
-is opened at import or construction; tables are created on first use.
+Writes are insert-or-ignore: the first row written for an id is kept. Beside them, three
+bookkeeping tables (`app.storage.schema`) let the service bound what visitors store:
+
+- `source_usage(id, size_bytes, last_used)`: each source's size and when it was last used,
+  so that sources nobody uses can be deleted and the total can be capped;
+- `share_sources(share_id, source_id)`: which source a share shows; such a source is
+  never deleted, so a link keeps working forever;
+- `rate_buckets(client, requests, bytes, updated_at)`: per-client token buckets, kept in
+  the database so that every process and replica draws on the same allowance.
+
+Nothing is opened at import or construction; tables are created (and older databases
+migrated) on first use.
 """
 
 from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
@@ -35,12 +45,85 @@ class StoredSource(NamedTuple):
     data: bytes
 
 
+class SourceUsage(NamedTuple):
+    """What stored sources take: how many, their bytes, and the bytes shares keep."""
+
+    count: int
+    total_bytes: int
+    pinned_bytes: int
+
+
+@dataclass(frozen=True)
+class Room:
+    """How much room sources may take, and which may be deleted to make room.
+
+    `max_bytes` caps the total size of stored sources (0: no cap). To make room for a new
+    one, sources that no share points at and that nobody used since `idle_before` (a
+    time as `time.time()` gives it) may be deleted, least recently used first, at most
+    `batch` of them.
+    """
+
+    max_bytes: int
+    idle_before: float
+    batch: int = 100
+
+
+@dataclass
+class StorageFull(Exception):
+    """A new source does not fit under the cap, even after deleting what may go."""
+
+    need_bytes: int
+    used_bytes: int
+    max_bytes: int
+
+    def __str__(self) -> str:
+        return (
+            f"A new source of {self.need_bytes:,} bytes does not fit: {self.used_bytes:,} of"
+            f" {self.max_bytes:,} bytes are taken by sources that may not be deleted yet."
+        )
+
+
+@dataclass(frozen=True)
+class BucketRule:
+    """Two token buckets per client: requests and stored bytes, each refilling steadily.
+
+    A rate of 0 switches that bucket off (its costs are then ignored).
+    """
+
+    requests_per_second: float
+    max_requests: float
+    bytes_per_second: float
+    max_bytes: float
+
+
+class Bucket(NamedTuple):
+    """A client's buckets as stored: tokens left when last updated, and when."""
+
+    requests: float
+    bytes: float
+    updated_at: float
+
+    def refilled(self, rule: BucketRule, now: float) -> Bucket:
+        """The tokens at `now`: refilled at the rule's rates, up to its maxima."""
+        elapsed = max(0.0, now - self.updated_at)
+        return Bucket(
+            min(rule.max_requests, self.requests + elapsed * rule.requests_per_second),
+            min(rule.max_bytes, self.bytes + elapsed * rule.bytes_per_second),
+            max(self.updated_at, now),
+        )
+
+
 class Database(ABC):
-    """Immutable shares and sources by id; safe to use from many threads and processes."""
+    """Shares, sources and their bookkeeping; safe to use from many threads and processes.
+
+    Times (`now`, `idle_before`, ...) are seconds since the epoch as the caller's clock
+    gives them, so that the caller (and a test) decides what time it is.
+    """
 
     @abstractmethod
-    def put_share(self, share_id: str, state: str) -> None:
-        """Store a share's canonical JSON under its id, unless that id is already stored."""
+    def put_share(self, share_id: str, state: str, source_id: str | None = None) -> bool:
+        """Store a share's canonical JSON under its id, unless that id is already stored,
+        with the id of the source it shows (which is then never deleted). True if new."""
 
     @abstractmethod
     def get_share(self, share_id: str) -> str | None:
@@ -51,12 +134,59 @@ class Database(ABC):
         """Whether a share is stored under this id (without reading its state)."""
 
     @abstractmethod
-    def put_source(self, source_id: str, kind: str, data: bytes) -> None:
-        """Store a source's raw material under its id, unless that id is already stored."""
+    def put_source(
+        self,
+        source_id: str,
+        kind: str,
+        data: bytes,
+        now: float | None = None,
+        room: Room | None = None,
+    ) -> bool:
+        """Store a source's raw material under its id, unless that id is already stored.
+
+        True if it was new; storing it again marks it used at `now` (default: the
+        clock). With a `room`, deletes what may go to fit the cap first, or raises
+        `StorageFull` (and deletes nothing) when even that is not enough.
+        """
 
     @abstractmethod
     def get_source(self, source_id: str) -> StoredSource | None:
         """The raw material stored under this id, or None."""
+
+    @abstractmethod
+    def source_exists(self, source_id: str) -> bool:
+        """Whether a source is stored under this id (without reading its bytes)."""
+
+    @abstractmethod
+    def touch_source(self, source_id: str, now: float, older_than: float) -> bool:
+        """Mark a source used at `now` (only if its mark is older than `older_than`, to
+        spare the write); whether the source is still stored."""
+
+    @abstractmethod
+    def expire_sources(self, unused_before: float, limit: int) -> list[str]:
+        """Delete up to `limit` sources unused since `unused_before` that no share shows."""
+
+    @abstractmethod
+    def source_usage(self) -> SourceUsage:
+        """How many sources are stored and how many bytes they take."""
+
+    @abstractmethod
+    def take_tokens(
+        self, client: str, rule: BucketRule, now: float, requests: float, size: float
+    ) -> Bucket | None:
+        """Take `requests` and `size` tokens from a client's buckets, in one atomic step.
+
+        None when taken; otherwise (nothing taken) the buckets as they stand at `now`.
+        A cost must not exceed its bucket's maximum.
+        """
+
+    @abstractmethod
+    def return_tokens(self, client: str, rule: BucketRule, size: float) -> None:
+        """Give back byte tokens taken for a write that did not happen."""
+
+    @abstractmethod
+    def forget_buckets(self, updated_before: float, limit: int) -> int:
+        """Delete up to `limit` buckets untouched since then (full again: no row is the same)."""
 
     @abstractmethod
     def close(self) -> None:

@@ -2,21 +2,30 @@
 
 psycopg 3, one autocommit connection per thread (gunicorn's gthread workers keep their
 threads, so that is at most WORKERS x THREADS connections per replica), opened on first
-use. The tables are created on first use too, under an advisory lock, because two
-replicas starting together would otherwise race in CREATE TABLE IF NOT EXISTS.
+use. The tables are created (and migrated) on first use too, under an advisory lock,
+because two replicas starting together would otherwise race in CREATE TABLE IF NOT EXISTS.
+Writes that must not interleave across replicas (storing a source under the cap, deleting
+sources, linking a share to its source) take a second advisory lock for their transaction.
 """
 
 from __future__ import annotations
 
+import functools
 import os
+import re
 import threading
-from collections.abc import Sequence
-from typing import Any
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, TypeVar
 
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
 
-from app.storage import URL_VARIABLE, Database, StoredSource, redact
+from app.storage import URL_VARIABLE, redact
+from app.storage.schema import Result, Transaction, migrate
+from app.storage.sql import SqlDatabase
+
+T = TypeVar("T")
 
 #: Seconds to wait for the server when connecting, so a down database fails a request
 #: instead of hanging it.
@@ -24,6 +33,12 @@ CONNECT_TIMEOUT_SECONDS = 10
 
 #: The advisory lock key that serialises table creation (any constant will do).
 _SCHEMA_LOCK = 0x706C6179  # "play"
+
+#: The advisory lock key of source writes: exclusive to store or delete sources, shared
+#: to link a share to its source (so that a deletion sees every link made before it).
+_SOURCES_LOCK = 0x736F7572  # "sour"
+
+_NAMED = re.compile(r"(?<![:\w]):([a-z_]+)")
 
 _SCHEMA = (
     """
@@ -48,8 +63,12 @@ _SCHEMA = (
 _INHERITED: list[psycopg.Connection] = []
 
 
-class PostgresDatabase(Database):
+class PostgresDatabase(SqlDatabase):
     """Shares and sources in PostgreSQL; thread-safe, one connection per thread."""
+
+    least = "LEAST"
+    greatest = "GREATEST"
+    now_sql = "now()"
 
     def __init__(self, conninfo: str) -> None:
         self.conninfo = conninfo
@@ -67,29 +86,6 @@ class PostgresDatabase(Database):
             raise ValueError(f"{URL_VARIABLE}={redact(url)!r}: {error}") from None
         return cls(url)
 
-    def put_share(self, share_id: str, state: str) -> None:
-        self._run(
-            "INSERT INTO shares (id, state) VALUES (%s, %s) ON CONFLICT (id) DO NOTHING",
-            (share_id, state),
-        )
-
-    def get_share(self, share_id: str) -> str | None:
-        row = self._run("SELECT state FROM shares WHERE id = %s", (share_id,))
-        return None if row is None else row[0]
-
-    def share_exists(self, share_id: str) -> bool:
-        return self._run("SELECT 1 FROM shares WHERE id = %s", (share_id,)) is not None
-
-    def put_source(self, source_id: str, kind: str, data: bytes) -> None:
-        self._run(
-            "INSERT INTO sources (id, kind, data) VALUES (%s, %s, %s) ON CONFLICT (id) DO NOTHING",
-            (source_id, kind, data),
-        )
-
-    def get_source(self, source_id: str) -> StoredSource | None:
-        row = self._run("SELECT kind, data FROM sources WHERE id = %s", (source_id,))
-        return None if row is None else StoredSource(row[0], bytes(row[1]))
-
     def close(self) -> None:
         with self._lock:
             opened, self._opened = self._opened, []
@@ -97,18 +93,32 @@ class PostgresDatabase(Database):
             connection.close()
         self._local = threading.local()
 
-    def _run(self, sql: str, params: Sequence[Any]) -> tuple | None:
-        """Execute one statement; the first row, if it returns rows.
+    def _execute(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> Result:
+        """Execute one statement.
 
         A connection the server dropped (a restart, a failover, an idle timeout) is
-        replaced once and the statement run again: every statement here is a read or an
-        insert-or-ignore, so running it twice does no harm.
+        replaced once and the statement run again: every statement here is a read, an
+        insert-or-ignore or an update whose repetition costs at most a token, so running
+        it twice does no harm.
         """
+        return self._retrying(lambda connection: _run(connection, sql, params))
+
+    def _atomically(self, work: Callable[[Transaction], T], exclusive: bool = True) -> T:
+        lock = "pg_advisory_xact_lock" if exclusive else "pg_advisory_xact_lock_shared"
+
+        def transaction(connection: psycopg.Connection) -> T:
+            with connection.transaction():
+                connection.execute(f"SELECT {lock}(%s)", (_SOURCES_LOCK,))
+                return work(_Transaction(connection))
+
+        return self._retrying(transaction)
+
+    def _retrying(self, action: Callable[[psycopg.Connection], T]) -> T:
+        """Run `action` on this thread's connection, again on a new one if it was dropped."""
         for attempt in range(2):
             connection = self._connection()
             try:
-                cursor = connection.execute(sql, params)
-                return cursor.fetchone() if cursor.description else None
+                return action(connection)
             except psycopg.OperationalError:
                 if attempt or not connection.broken:
                     raise
@@ -154,4 +164,33 @@ class PostgresDatabase(Database):
             setup.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
             for statement in _SCHEMA:
                 setup.execute(statement)
+            migrate(_Transaction(setup), time.time())
         self._ready = True
+
+
+class _Transaction:
+    """Statements on a connection inside a transaction, with SQLite's placeholders."""
+
+    def __init__(self, connection: psycopg.Connection) -> None:
+        self.connection = connection
+
+    def execute(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> Result:
+        return _run(self.connection, sql, params)
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        with self.connection.cursor() as cursor:
+            cursor.executemany(_placeholders(sql), rows)
+
+
+def _run(
+    connection: psycopg.Connection, sql: str, params: Sequence[Any] | Mapping[str, Any]
+) -> Result:
+    cursor = connection.execute(_placeholders(sql), params)
+    rows = cursor.fetchall() if cursor.description else []
+    return Result(cursor.rowcount, rows)
+
+
+@functools.cache
+def _placeholders(sql: str) -> str:
+    """The statement with `?` and `:name` written as psycopg's `%s` and `%(name)s`."""
+    return _NAMED.sub(r"%(\1)s", sql.replace("?", "%s"))

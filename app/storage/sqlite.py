@@ -9,9 +9,16 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Any, TypeVar
 
-from app.storage import URL_VARIABLE, Database, StoredSource, redact
+from app.storage import URL_VARIABLE, redact
+from app.storage.schema import Result, Transaction, migrate
+from app.storage.sql import SqlDatabase
+
+T = TypeVar("T")
 
 #: The file name of the default database, inside the data folder.
 DEFAULT_FILE = "playground.db"
@@ -19,6 +26,9 @@ DEFAULT_FILE = "playground.db"
 #: How long a writer waits for another process's write lock before failing (seconds).
 #: An insert holds the lock for one fsync, so this is generous.
 BUSY_TIMEOUT_SECONDS = 10.0
+
+#: How long a process starting up waits for another that is migrating the file.
+MIGRATION_TIMEOUT_SECONDS = 300.0
 
 #: The current time as stored in `created_at` (ISO 8601, UTC, milliseconds).
 _NOW = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
@@ -70,13 +80,18 @@ def database_path(url: str, default_folder: Path) -> Path:
     return Path(path).resolve()
 
 
-class SqliteDatabase(Database):
+class SqliteDatabase(SqlDatabase):
     """Shares and sources in one SQLite file; thread- and process-safe.
 
     Each thread gets its own connection (sqlite3 connections must not cross threads),
     opened on first use. WAL lets readers proceed while one writer commits, which is
-    what several gunicorn workers and threads on one file need.
+    what several gunicorn workers and threads on one file need. SQLite has one writer at
+    a time, so a write transaction (`BEGIN IMMEDIATE`) is the sources lock.
     """
+
+    least = "MIN"
+    greatest = "MAX"
+    now_sql = _NOW
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -84,29 +99,6 @@ class SqliteDatabase(Database):
         self._ready = False
         self._ready_lock = threading.Lock()
         self._opened: list[sqlite3.Connection] = []
-
-    def put_share(self, share_id: str, state: str) -> None:
-        self.connection().execute(
-            f"INSERT OR IGNORE INTO shares (id, state, created_at) VALUES (?, ?, {_NOW})",
-            (share_id, state),
-        )
-
-    def get_share(self, share_id: str) -> str | None:
-        row = self._one("SELECT state FROM shares WHERE id = ?", share_id)
-        return None if row is None else row[0]
-
-    def share_exists(self, share_id: str) -> bool:
-        return self._one("SELECT 1 FROM shares WHERE id = ?", share_id) is not None
-
-    def put_source(self, source_id: str, kind: str, data: bytes) -> None:
-        self.connection().execute(
-            f"INSERT OR IGNORE INTO sources (id, kind, data, created_at) VALUES (?, ?, ?, {_NOW})",
-            (source_id, kind, data),
-        )
-
-    def get_source(self, source_id: str) -> StoredSource | None:
-        row = self._one("SELECT kind, data FROM sources WHERE id = ?", source_id)
-        return None if row is None else StoredSource(row[0], bytes(row[1]))
 
     def close(self) -> None:
         with self._ready_lock:
@@ -124,15 +116,21 @@ class SqliteDatabase(Database):
             local.pid = os.getpid()
         return local.connection
 
-    def _one(self, sql: str, key: str) -> tuple | None:
-        return self.connection().execute(sql, (key,)).fetchone()
+    def _execute(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> Result:
+        return _run(self.connection(), sql, params)
+
+    def _atomically(self, work: Callable[[Transaction], T], exclusive: bool = True) -> T:
+        # IMMEDIATE: take the write lock now, not at the first write, so that what the
+        # transaction reads (the total size, the candidates) cannot change under it.
+        return _in_transaction(self.connection(), work)
 
     def _connect(self) -> sqlite3.Connection:
         if not self._ready:
             self._prepare()
-        # isolation_level=None: autocommit. Every write is one statement, and Python's
-        # implicit transactions would only hold locks longer. check_same_thread=False
-        # only so that close() may close every thread's connection at shutdown.
+        # isolation_level=None: autocommit. Every write is one statement or an explicit
+        # transaction, and Python's implicit transactions would only hold locks longer.
+        # check_same_thread=False only so that close() may close every thread's
+        # connection at shutdown.
         connection = sqlite3.connect(
             self.path,
             timeout=BUSY_TIMEOUT_SECONDS,
@@ -149,13 +147,15 @@ class SqliteDatabase(Database):
         return connection
 
     def _prepare(self) -> None:
-        """Make the folder, switch the file to WAL and create the tables, once per process."""
+        """Make the folder, switch the file to WAL, create and migrate the tables, once
+        per process."""
         with self._ready_lock:
             if self._ready:
                 return
             self.path.parent.mkdir(parents=True, exist_ok=True)
+            # A long timeout: another process may be migrating a large file right now.
             connection = sqlite3.connect(
-                self.path, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None
+                self.path, timeout=MIGRATION_TIMEOUT_SECONDS, isolation_level=None
             )
             try:
                 # WAL is a property of the file: set once, every later connection has it.
@@ -165,8 +165,45 @@ class SqliteDatabase(Database):
                         f"SQLite refused WAL mode for {self.path} (got {mode!r}); "
                         "put the database on a local filesystem."
                     )
-                for statement in _SCHEMA:
-                    connection.execute(statement)
+                _in_transaction(connection, _create_tables)
             finally:
                 connection.close()
             self._ready = True
+
+
+def _create_tables(tx: Transaction) -> None:
+    for statement in _SCHEMA:
+        tx.execute(statement)
+    migrate(tx, time.time())
+
+
+class _Transaction:
+    """Statements on a connection inside `BEGIN IMMEDIATE` ... `COMMIT`."""
+
+    def __init__(self, connection: sqlite3.Connection) -> None:
+        self.connection = connection
+
+    def execute(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> Result:
+        return _run(self.connection, sql, params)
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        self.connection.executemany(sql, rows)
+
+
+def _run(
+    connection: sqlite3.Connection, sql: str, params: Sequence[Any] | Mapping[str, Any]
+) -> Result:
+    cursor = connection.execute(sql, params)
+    rows = cursor.fetchall()  # first: with RETURNING, rowcount counts the rows fetched
+    return Result(cursor.rowcount, rows)
+
+
+def _in_transaction(connection: sqlite3.Connection, work: Callable[[Transaction], T]) -> T:
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        result = work(_Transaction(connection))
+    except BaseException:
+        connection.execute("ROLLBACK")
+        raise
+    connection.execute("COMMIT")
+    return result

@@ -1,0 +1,83 @@
+"""Write allowances over HTTP: which requests are writes, and which client is asking.
+
+The policy is `app.quota`; this adapter counts every request to a storing endpoint
+against its client before its view runs (so a refused upload is never parsed), and
+tells the share and source stores whom to charge for what they store.
+"""
+
+from __future__ import annotations
+
+from flask import Flask, has_request_context, request
+from werkzeug.exceptions import RequestEntityTooLarge
+
+from app.budget import OverLimit
+from app.quota import MIB, Quota, QuotaSettings, SourceKeeper
+from app.storage import Database
+from app.web.clients import client_key
+
+#: The requests that store something: each costs its client one write. Matched by URL,
+#: the API's contract, rather than by view function name.
+WRITES = frozenset(
+    {
+        ("POST", "/api/shares"),
+        ("POST", "/fragments/share"),
+        ("POST", "/api/sources/gguf"),
+        ("POST", "/api/sources/hf"),
+    }
+)
+
+
+#: A refused write's body is still read (and thrown away) up to this many bytes: a client
+#: stopped while it sends sees a connection reset, not the 429 and its Retry-After. The
+#: page's uploads (16 MiB) fit; a larger body is cut off.
+DISCARD_BYTES = 32 * MIB
+
+
+def current_client() -> str | None:
+    """The client of the request being served; None outside a request (not charged)."""
+    return client_key() if has_request_context() else None
+
+
+class WriteGuard:
+    """The quota of one application, and the hooks its stores call."""
+
+    def __init__(self, database: Database, settings: QuotaSettings) -> None:
+        self.quota = Quota(database, settings)
+        self.sources = SourceKeeper(self.quota, current_client)
+
+    def charge_share(self, size: int) -> None:
+        """A new share of `size` bytes is about to be stored for the current client."""
+        self.quota.charge(current_client(), size)
+
+    def install(self, app: Flask) -> None:
+        """Count writes before their views run; expired sources go on the way."""
+        app.extensions["quota"] = self.quota
+
+        @app.before_request
+        def count_writes() -> None:
+            rule = request.url_rule
+            if rule is None or (request.method, rule.rule) not in WRITES:
+                return
+            try:
+                self.quota.admit(client_key())
+            except OverLimit:
+                _discard_body()
+                raise
+            try:
+                self.quota.maintain()
+            except Exception:  # housekeeping: the next write tries again, this one proceeds
+                app.logger.exception("Deleting expired sources failed")
+
+
+def _discard_body() -> None:
+    """Read what the client is sending, up to `DISCARD_BYTES`, so that it reads the answer."""
+    length = request.content_length
+    if length is not None and length > DISCARD_BYTES:
+        return
+    # The views set the cap on uploads; this is before them, under the JSON body cap.
+    request.max_content_length = DISCARD_BYTES
+    try:
+        while request.stream.read(64 * 1024):
+            pass
+    except RequestEntityTooLarge:  # a chunked body longer than that: cut off
+        pass
