@@ -48,7 +48,9 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
 
     # Worker processes start on first use, in the process that serves requests.
     pool = observability.MeasuredSandboxPool(
-        render_limits(app.config), workers=int(app.config["THREADS"])
+        render_limits(app.config),
+        workers=int(app.config["THREADS"]),
+        on_cpu=observability.note_worker_cpu,
     )
     app.extensions["sandbox_pool"] = pool
     atexit.register(pool.close)
@@ -69,6 +71,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
         cpu_seconds=float(app.config["SOURCE_CPU_SECONDS"]),
         memory_bytes=int(app.config["SOURCE_MEMORY_MB"]) * 1024 * 1024,
         limits=source_limits(app.config),
+        on_cpu=observability.note_worker_cpu,
     )
     atexit.register(source_workers.close)
     app.extensions["source_workers"] = source_workers

@@ -202,12 +202,12 @@ SETTINGS = (
         " each worker; more get 429 at once (0: no limit).",
     ),
     Setting(
-        "LIGHT_SLOTS",
+        "HEAVY_SLOTS",
         1,
         int,
-        "Expensive requests per worker kept for clients that are not heavy (none of their"
-        " requests ran out of CPU time, memory or output in the last minute); heavy"
-        " clients share the rest and never wait (0: no such rule).",
+        "Expensive requests per worker that heavy clients (one of their requests in the last"
+        " minute used over 1 s of worker CPU, or ran out of CPU time, memory or output) may"
+        " hold together; they never wait (PLAYGROUND_THREADS or more: no such rule).",
     ),
     Setting(
         "RESERVED_THREADS",

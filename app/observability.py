@@ -136,6 +136,13 @@ class MeasuredSourceWorkers(SourceWorkers):
             _note_task(function.__name__, time.perf_counter() - started, limit)
 
 
+def note_worker_cpu(cpu_seconds: float) -> None:
+    """The pools' `on_cpu` hook: add up the worker CPU time of the request (`g.worker_cpu`)
+    — what admission weighs a client by, since it does not grow with the server's load."""
+    if has_request_context():
+        g.worker_cpu = g.get("worker_cpu", 0.0) + cpu_seconds
+
+
 def _note_task(task: str, elapsed: float, limit: str | None) -> None:
     RENDER_SECONDS.labels(task).observe(elapsed)
     if limit is not None:

@@ -342,8 +342,9 @@ class Client:
         path: str,
         body: bytes | None = None,
         content_type: str = "application/json",
+        headers: dict[str, str] | None = None,
     ) -> Response:
-        headers = {"X-Forwarded-For": self.address}
+        headers = {"X-Forwarded-For": self.address, **(headers or {})}
         if body is not None:
             headers["Content-Type"] = content_type
         for attempt in range(2):

@@ -184,7 +184,7 @@ def live_server() -> Iterator[LiveServer]:
             "PLAYGROUND_THREADS": "4",
             "PLAYGROUND_CPU_SECONDS": "1",
             "PLAYGROUND_CLIENT_CONCURRENCY": "0",
-            "PLAYGROUND_LIGHT_SLOTS": "0",
+            "PLAYGROUND_HEAVY_SLOTS": "4",
         }
     )
     yield server

@@ -28,9 +28,9 @@ def gate(**overrides: float) -> Gate:
         "queue": 2,
         "queue_seconds": 5.0,
         "per_client": 0,
-        "light_slots": 0,
     }
     settings.update(overrides)
+    settings.setdefault("heavy_slots", settings["slots"])  # no heavy-client rule
     return Gate(**settings)  # type: ignore[arg-type]
 
 
@@ -111,8 +111,8 @@ def test_a_wait_that_runs_out_is_503_and_leaves_nothing_behind():
     assert doors.counts() == (0, 0)
 
 
-def test_heavy_clients_share_all_but_the_light_slots_and_never_wait():
-    doors = gate(slots=3, queue=4, light_slots=1)
+def test_heavy_clients_share_their_slots_and_never_wait():
+    doors = gate(slots=3, queue=4, heavy_slots=2)
     for client in ("x", "y", "z"):
         doors.leave(doors.enter(client), ran_out=True)
     tickets = [doors.enter("x"), doors.enter("y")]
@@ -120,13 +120,13 @@ def test_heavy_clients_share_all_but_the_light_slots_and_never_wait():
     started = time.monotonic()
     refused = refusal(lambda: doors.enter("z"))  # a slot is free, but it is the light one
     assert time.monotonic() - started < doors.queue_seconds
-    assert (refused.status, refused.limit) == (503, "light_slots")
+    assert (refused.status, refused.limit) == (503, "heavy_slots")
     assert not doors.enter("newcomer").heavy
     assert doors.counts() == (3, 0)
 
 
 def test_only_requests_that_ran_out_make_their_client_heavy():
-    doors = gate(slots=2, light_slots=1)
+    doors = gate(slots=2, heavy_slots=1)
     doors.leave(doors.enter("a"))
     assert not doors.enter("a").heavy
     doors.leave(doors.enter("b"), ran_out=True)
@@ -136,7 +136,7 @@ def test_only_requests_that_ran_out_make_their_client_heavy():
 def test_heavy_clients_are_forgotten_in_time_and_kept_in_bounds(monkeypatch):
     monkeypatch.setattr(admission, "HEAVY_SECONDS", 0.1)
     monkeypatch.setattr(admission, "HEAVY_CLIENTS_KEPT", 3)
-    doors = gate(slots=2, light_slots=1)
+    doors = gate(slots=2, heavy_slots=1)
     for client in ("a", "b", "c", "d"):
         doors.leave(doors.enter(client), ran_out=True)
     assert not doors.enter("a").heavy  # the oldest of four, pushed out
@@ -146,14 +146,14 @@ def test_heavy_clients_are_forgotten_in_time_and_kept_in_bounds(monkeypatch):
     assert not any(doors._is_heavy(client) for client in ("b", "c", "d"))
 
 
-def test_no_light_slots_means_no_heavy_clients():
-    doors = gate(slots=2, light_slots=0)
+def test_heavy_slots_as_many_as_slots_means_no_heavy_clients():
+    doors = gate(slots=2, heavy_slots=2)
     doors.leave(doors.enter("a"), ran_out=True)
     assert not doors.enter("a").heavy
 
 
 def test_never_more_admitted_than_slots_under_contention():
-    doors = gate(slots=3, queue=4, queue_seconds=0.05, per_client=2, light_slots=1)
+    doors = gate(slots=3, queue=4, queue_seconds=0.05, per_client=2, heavy_slots=2)
     lock = threading.Lock()
     inside, most = 0, 0
 
@@ -182,7 +182,7 @@ def test_never_more_admitted_than_slots_under_contention():
 
 @pytest.mark.parametrize(
     ("setting", "value"),
-    [("LIGHT_SLOTS", 4), ("LIGHT_SLOTS", -1), ("QUEUE", -1), ("THREADS", 0)],
+    [("HEAVY_SLOTS", 0), ("HEAVY_SLOTS", -1), ("QUEUE", -1), ("THREADS", 0)],
 )
 def test_settings_out_of_range_name_their_variable(app, setting, value):
     with pytest.raises(ValueError, match=f"PLAYGROUND_{setting}"):
@@ -292,3 +292,27 @@ def test_a_failing_request_gives_its_slot_back(limited_app):
         answer = client.post("/api/render", data=b"not json", content_type="application/json")
         assert answer.status_code == 400
     assert limited_app.extensions["admission"].counts() == (0, 0)
+
+
+def test_a_request_that_costs_over_a_second_of_worker_cpu_makes_its_client_heavy(tmp_path):
+    application = create_app({"TESTING": True, "DATA_DIR": str(tmp_path), "CPU_SECONDS": 6})
+    gate_of_app = application.extensions["admission"]
+    client = application.test_client()
+    cheap = {
+        "template": "{{ messages[0].content }}",
+        "messages": [{"role": "user", "content": "hi"}],
+    }
+    # A template that runs one to two seconds of CPU, well within its 6 s.
+    loops = (
+        "{% set ns = namespace(n=0) %}{% for i in range(500) %}{% for j in range(1000) %}"
+        "{% set ns.n = ns.n + j %}{% endfor %}{% endfor %}"
+    )
+    costly = {**cheap, "template": loops + "done"}
+    try:
+        assert client.post("/api/render", json=cheap).status_code == 200
+        assert not gate_of_app._is_heavy("127.0.0.1")
+        answer = client.post("/api/render", json=costly)
+        assert (answer.status_code, answer.json.get("prompt")) == (200, "done"), answer.json
+        assert gate_of_app._is_heavy("127.0.0.1")
+    finally:
+        application.extensions["sandbox_pool"].close()

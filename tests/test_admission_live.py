@@ -37,7 +37,7 @@ BOMB = json.dumps(
     }
 ).encode()
 NORMAL = json.dumps(NORMAL_RENDER).encode()
-ADMISSION_LIMITS = {"client_concurrency", "light_slots", "queue", "queue_seconds"}
+ADMISSION_LIMITS = {"client_concurrency", "heavy_slots", "queue", "queue_seconds"}
 
 
 @pytest.fixture(scope="module")

@@ -10,48 +10,30 @@ from __future__ import annotations
 
 import io
 import json
-import struct
 import time
 
 import pytest
-from gguf import GGUFWriter
-from tokenizers import Regex, Tokenizer, models, normalizers, pre_tokenizers
+from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
 
 from app import create_app
 from tests.conftest import start_gunicorn
+from tests.hostile_inputs import (
+    BACKTRACKING_TEXT,
+    backtracking_tokenizer,
+    big_tokenizer,
+    gguf_with_array,
+    long_token_gguf,
+    multipart,
+    word_level,
+)
 
 MiB = 1 << 20
 
 
-def word_level(extra: list[str] | None = None) -> Tokenizer:
-    vocab = {"<unk>": 0, "a": 1, "b": 2}
-    vocab.update({token: 3 + i for i, token in enumerate(extra or [])})
-    tokenizer = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
-    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
-    return tokenizer
-
-
-def backtracking_tokenizer() -> str:
-    tokenizer = word_level()
-    tokenizer.pre_tokenizer = pre_tokenizers.Split(Regex("(a+)+$"), "isolated")
-    return tokenizer.to_str()
-
-
-#: Text on which `(a+)+$` backtracks until the regex engine gives up (a panic).
-BACKTRACKING_TEXT = "b" + "a" * 100_000 + "b"
-
-
 def upload_hf(server, files: dict[str, str]) -> tuple[int, dict]:
     """A multipart upload through the live server."""
-    boundary = "playground-test-boundary"
-    parts = []
-    for name, text in files.items():
-        parts.append(
-            f'--{boundary}\r\nContent-Disposition: form-data; name="files"; filename="{name}"\r\n'
-            f"Content-Type: application/json\r\n\r\n{text}\r\n"
-        )
-    data = ("".join(parts) + f"--{boundary}--\r\n").encode()
-    headers = {"Content-Type": f"multipart/form-data; boundary={boundary}"}
+    data, content_type = multipart(files)
+    headers = {"Content-Type": content_type}
     status, _, body = server.send("POST", "/api/sources/hf", data, headers, timeout=120)
     return status, json.loads(body)
 
@@ -60,27 +42,6 @@ def upload_gguf(server, data: bytes) -> tuple[int, dict]:
     headers = {"Content-Type": "application/octet-stream"}
     status, _, body = server.send("POST", "/api/sources/gguf", data, headers, timeout=120)
     return status, json.loads(body)
-
-
-def gguf_with_array(count: int) -> bytes:
-    """A GGUF header whose one KV is an array of `count` uint8 values."""
-    key = b"general.hostile"
-    kv = struct.pack("<Q", len(key)) + key + struct.pack("<IIQ", 9, 0, count) + bytes(count)
-    return b"GGUF" + struct.pack("<IQQ", 3, 0, 1) + kv
-
-
-def spm_gguf(tmp_path, tokens: list[str]) -> bytes:
-    path = tmp_path / "spm.gguf"
-    writer = GGUFWriter(path, arch="llama")
-    writer.add_tokenizer_model("llama")
-    writer.add_token_list(tokens)
-    writer.add_token_scores([float(-i) for i in range(len(tokens))])
-    writer.add_token_types([2, 3, 3] + [1] * (len(tokens) - 3))
-    writer.add_chat_template("{{ messages[0].content }}")
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.close()
-    return path.read_bytes()
 
 
 # --- Finding 2: a user tokenizer could crash a gunicorn worker ---------------------------
@@ -187,7 +148,7 @@ def tight_server():
 
 
 def test_a_tokenizer_over_the_memory_budget_fails_in_its_worker(tight_server):
-    big = word_level([f"token{i:07d}" + "x" * 40 for i in range(600_000)]).to_str()
+    big = big_tokenizer()
     assert len(big) > 20 * MiB
     before = tight_server.web_rss()
     [(status, source)] = tight_server.survives(
@@ -207,8 +168,7 @@ def test_a_tokenizer_over_the_memory_budget_fails_in_its_worker(tight_server):
 
 
 def test_a_vocabulary_with_a_huge_token_is_refused_in_moments(live_server, tmp_path):
-    tokens = ["<unk>", "<s>", "</s>", "a", "b", "ab", "a" * 400_000]
-    data = spm_gguf(tmp_path, tokens)
+    data = long_token_gguf(tmp_path)
     [(status, source)] = live_server.survives(lambda: upload_gguf(live_server, data))
     assert status == 200
     assert source["templates"]["default"] == "{{ messages[0].content }}"

@@ -85,8 +85,8 @@ class _AnswerUnpickler(pickle.Unpickler):
         raise pickle.UnpicklingError(f"a worker's answer may not hold {module}.{name}")
 
 
-def read_answer(data: bytes) -> tuple[bool, Any]:
-    """The `(ok, value)` a worker pickled."""
+def read_answer(data: bytes) -> tuple[bool, Any, float]:
+    """The `(ok, value, cpu seconds)` a worker pickled."""
     return _AnswerUnpickler(io.BytesIO(data)).load()
 
 
@@ -96,7 +96,9 @@ class WorkerPool:
     `noun` names what runs in the messages of its errors ("The template", "The
     tokenizer"); `warm_up` is a `module:function` each worker calls once at start;
     `preload` lists modules to import in the forkserver that every worker forks from
-    (one per process, so it gets the modules of every pool made before the first start).
+    (one per process, so it gets the modules of every pool made before the first start);
+    `on_cpu` hears, in the calling thread, the CPU seconds each task used (a task
+    stopped by a limit counts its whole allowance).
     """
 
     def __init__(
@@ -108,12 +110,14 @@ class WorkerPool:
         noun: str = "The task",
         warm_up: str | None = None,
         preload: tuple[str, ...] = (),
+        on_cpu: Callable[[float], None] | None = None,
     ) -> None:
         self.cpu_seconds = cpu_seconds
         self.memory_bytes = memory_bytes
         self.workers = workers
         self.noun = noun
         self.warm_up = warm_up
+        self.on_cpu = on_cpu
         self._pool: ProcessPool | None = None
         self._owner_pid: int | None = None
         self._lock = threading.Lock()
@@ -128,15 +132,23 @@ class WorkerPool:
         """Run a module-level `function(*args)` in a worker; raises `TemplateProblem`."""
         payload = self._pickled(function, args)
         try:
-            ok, value = self._wait(payload)
+            ok, value, cpu = self._wait(payload)
         except (BrokenProcessPool, PoolUnavailable):
             # pebble gives up on a pool whose workers it cannot restart: start a new one.
             self.close()
-            ok, value = self._wait(payload)
+            ok, value, cpu = self._wait(payload)
+        except TemplateProblem:
+            self._spent(self.cpu_seconds)  # stopped by a limit: it used its allowance
+            raise
+        self._spent(cpu)
         if not ok:
             assert isinstance(value, TemplateProblem)
             raise value
         return value  # type: ignore[no-any-return]
+
+    def _spent(self, cpu: float) -> None:
+        if self.on_cpu is not None:
+            self.on_cpu(cpu)
 
     def _pickled(self, function: Callable[..., Any], args: tuple) -> bytes:
         try:
@@ -146,7 +158,7 @@ class WorkerPool:
                 "recursion", "The input nests too deeply to be sent to a worker."
             ) from None
 
-    def _wait(self, payload: bytes) -> tuple[bool, Any]:
+    def _wait(self, payload: bytes) -> tuple[bool, Any, float]:
         """Schedule and wait, within the backstop plus a grace; map pebble's failures."""
         try:
             future = self._ensure_pool().schedule(

@@ -99,8 +99,15 @@ def _restore_priority() -> None:
         os.setpriority(os.PRIO_PROCESS, 0, WORKER_NICE)
 
 
+def _cpu_used() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
 def run_guarded(cpu_seconds: float, payload: bytes) -> bytes:
-    """Run one pickled `(function, args)` task; answer `(ok, value)`, pickled here.
+    """Run one pickled `(function, args)` task; answer `(ok, value, cpu)`, pickled here.
+
+    `cpu` is the CPU time the task used: what the request cost, whatever the load.
 
     Pickling the answer here, under the task's CPU timer, turns an answer that cannot
     be sent (nested too deep, or holding an object a template made) into a problem
@@ -109,17 +116,20 @@ def run_guarded(cpu_seconds: float, payload: bytes) -> bytes:
     signal.setitimer(signal.ITIMER_REAL, DEMOTE_AFTER_SECONDS)
     signal.setitimer(signal.ITIMER_PROF, cpu_seconds)
     _arm_kernel_cpu_limit(cpu_seconds)
+    started = _cpu_used()
     try:
         try:
             function, args = pickle.loads(payload)
-            return pickle.dumps((True, function(*args)), protocol=pickle.HIGHEST_PROTOCOL)
+            value = function(*args)
+            answer = (True, value, _cpu_used() - started)
+            return pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL)
         except CpuTimeExceeded:
             raise
         except BaseException as error:  # MemoryError and RecursionError included
-            return _pickled_problem(problem_from_exception(error))
+            return _pickled_problem(problem_from_exception(error), _cpu_used() - started)
     except CpuTimeExceeded:
         message = f"The task used more than {cpu_seconds:g} s of CPU time and was stopped."
-        return _pickled_problem(limit_exceeded("cpu_seconds", message))
+        return _pickled_problem(limit_exceeded("cpu_seconds", message), cpu_seconds)
     finally:
         signal.setitimer(signal.ITIMER_PROF, 0)
         signal.setitimer(signal.ITIMER_REAL, 0)
@@ -148,5 +158,6 @@ def plain_problem(problem: TemplateProblem) -> TemplateProblem:
     return TemplateProblem(kind, _text(problem.message, kind) or kind, line, limit)
 
 
-def _pickled_problem(problem: TemplateProblem) -> bytes:
-    return pickle.dumps((False, plain_problem(problem)), protocol=pickle.HIGHEST_PROTOCOL)
+def _pickled_problem(problem: TemplateProblem, cpu: float) -> bytes:
+    answer = (False, plain_problem(problem), cpu)
+    return pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL)

@@ -6,6 +6,8 @@ a `SandboxPool` worker (see `app.pool` for the limits every worker runs under).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from app.pool import WorkerPool
 from app.render.chat import Rendered, RenderRequest, render_chat
 from app.render.environment import shared_environment
@@ -17,7 +19,12 @@ class SandboxPool(WorkerPool):
     """Render workers; size it to the number of request threads of the web process, so a
     request never waits for a worker that a slow template holds."""
 
-    def __init__(self, limits: RenderLimits, workers: int) -> None:
+    def __init__(
+        self,
+        limits: RenderLimits,
+        workers: int,
+        on_cpu: Callable[[float], None] | None = None,
+    ) -> None:
         super().__init__(
             cpu_seconds=limits.cpu_seconds,
             memory_bytes=limits.memory_bytes,
@@ -25,6 +32,7 @@ class SandboxPool(WorkerPool):
             noun="The template",
             warm_up="app.render.pool:warm_up",
             preload=("app.render.pool",),
+            on_cpu=on_cpu,
         )
         self.limits = limits
 

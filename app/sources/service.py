@@ -43,7 +43,13 @@ class SourceWorkers:
     """Runs source tasks in `lanes` bounded processes, each with its own tokenizer cache."""
 
     def __init__(
-        self, *, lanes: int, cpu_seconds: float, memory_bytes: int, limits: SourceLimits
+        self,
+        *,
+        lanes: int,
+        cpu_seconds: float,
+        memory_bytes: int,
+        limits: SourceLimits,
+        on_cpu: Callable[[float], None] | None = None,
     ) -> None:
         self.limits = limits
         self._lanes = [
@@ -55,6 +61,7 @@ class SourceWorkers:
                     noun="The source",
                     warm_up="app.sources.worker:warm_up",
                     preload=("app.sources.worker",),
+                    on_cpu=on_cpu,
                 )
             )
             for _ in range(max(1, lanes))

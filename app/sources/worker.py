@@ -26,7 +26,7 @@ from app.sources.gguf_model import source_from_header
 from app.sources.hf import HFFileError, check_json, read_hf_files
 from app.sources.limits import SourceLimits
 from app.sources.source import Source, TokenizerInfo, content_id, source_from_gguf, source_from_hf
-from app.tokens.vocab import NOT_A_TOKENIZER_JSON, VocabTokenizer, tokenize
+from app.tokens.vocab import NOT_A_TOKENIZER_JSON, VocabTokenizer, tokenize_arrays
 
 
 @dataclass(frozen=True)
@@ -285,16 +285,15 @@ def _rebuild(source_id: str, kind: str, data: bytes | Spooled, limits: SourceLim
 
 
 def _run(
-    tokenizer: VocabTokenizer, text: str, add_special: bool, parse_special: bool, window: range
+    tokenizer: VocabTokenizer, text: str, add_special: bool, parse_special: bool, window: slice
 ) -> TokenRun:
-    tokens = tokenize(tokenizer, text, add_special=add_special, parse_special=parse_special)
-    shown = tokens[window.start : window.stop]
+    tokens = tokenize_arrays(tokenizer, text, add_special=add_special, parse_special=parse_special)
     return TokenRun(
-        ids=[t.id for t in shown],
-        starts=[t.start for t in shown],
-        ends=[t.end for t in shown],
-        special=[t.special for t in shown],
-        total=len(tokens),
+        ids=tokens.ids[window],
+        starts=tokens.starts[window],
+        ends=tokens.ends[window],
+        special=tokens.special[window],
+        total=len(tokens.ids),
     )
 
 
@@ -322,7 +321,7 @@ def tokenize_texts(
     offset, limit = window
     try:
         runs = [
-            _run(tokenizer, text, add_special, parse_special, range(offset, offset + limit))
+            _run(tokenizer, text, add_special, parse_special, slice(offset, offset + limit))
             for text in texts
         ]
     except BaseException:

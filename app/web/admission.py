@@ -10,11 +10,12 @@ Fairness, by client (`client_key()`: the address, IPv6 by /64):
 
 - a client has at most `PLAYGROUND_CLIENT_CONCURRENCY` expensive requests admitted or
   waiting; more get 429 at once;
-- a *heavy* client, one whose request ran out of CPU time, memory or output in the last
-  `HEAVY_SECONDS`, never waits, and heavy clients together get at most
-  `PLAYGROUND_THREADS - PLAYGROUND_LIGHT_SLOTS` slots: many addresses that keep sending
-  bombs leave the last slots to everyone else. (Only limits count, not slow answers: on
-  a busy server every answer is slow, and CPU time does not grow with the load.)
+- a *heavy* client, one whose request in the last `HEAVY_SECONDS` used more than
+  `HEAVY_CPU_SECONDS` of worker CPU time or ran out of CPU time, memory or output, never
+  waits, and heavy clients together get at most `PLAYGROUND_HEAVY_SLOTS` slots: many
+  addresses that keep sending bombs, huge uploads or megabytes to tokenize leave the
+  other slots to everyone else. (CPU time counts, not slow answers: on a busy server
+  every answer is slow, but a request's CPU time does not grow with the load.)
 
 gunicorn runs `PLAYGROUND_RESERVED_THREADS` more request threads than admitted and
 waiting requests can hold, so health checks, static files, stored shares, the library
@@ -44,6 +45,9 @@ HEAVY_SECONDS = 60.0
 #: Heavy clients remembered per process; past that the oldest are forgotten, so many
 #: addresses cannot grow the table without bound.
 HEAVY_CLIENTS_KEPT = 4096
+#: Worker CPU seconds after which a request makes its client heavy: an ordinary render,
+#: tokenizing or analysis takes milliseconds to a few tenths of a second.
+HEAVY_CPU_SECONDS = 1.0
 #: Limits that mean a request spent its whole budget (a recursion error or an oversized
 #: template fails fast and costs little): a render's, or a source worker's.
 COSTLY_LIMITS = frozenset(
@@ -96,14 +100,14 @@ class Gate:
         queue: int,
         queue_seconds: float,
         per_client: int,
-        light_slots: int,
+        heavy_slots: int,
     ) -> None:
         self.slots = slots
         self.queue = queue
         self.queue_seconds = queue_seconds
         self.per_client = per_client  # 0: no per-client limit
-        self.heavy_slots = slots - light_slots
-        self.tracks_heavy = light_slots > 0  # 0: every client is treated alike
+        self.heavy_slots = heavy_slots
+        self.tracks_heavy = heavy_slots < slots  # all slots: every client is treated alike
         self._lock = threading.Lock()
         self._admitted = 0
         self._admitted_heavy = 0
@@ -142,8 +146,9 @@ class Gate:
         raise self._waited_too_long()
 
     def leave(self, ticket: Ticket, ran_out: bool = False) -> None:
-        """Give back a slot; the oldest waiter gets it. A request that ran out of CPU
-        time, memory or output (`ran_out`) makes its client heavy."""
+        """Give back a slot; the oldest waiter gets it. A request that cost a lot
+        (`ran_out`: it used much CPU time, or ran out of CPU time, memory or output)
+        makes its client heavy."""
         with self._lock:
             self._forget(ticket.client)
             if ticket.heavy:
@@ -195,12 +200,13 @@ class Gate:
 
     def _heavy_limit(self) -> OverLimit:
         return _refusal(
-            "light_slots",
+            "heavy_slots",
             503,
             "ServiceUnavailable",
-            "One of your recent requests ran into a render limit, so yours may use only"
-            f" {self.heavy_slots} of the {self.slots} sandboxes of this process, and none"
-            " of those is free (PLAYGROUND_LIGHT_SLOTS keeps the others for other clients).",
+            "One of your recent requests cost much CPU time or ran into a limit, so yours"
+            f" may use only {self.heavy_slots} of the {self.slots} slots of this process,"
+            " and none of those is free (PLAYGROUND_HEAVY_SLOTS keeps the others for other"
+            " clients).",
         )
 
     def _queue_full(self) -> OverLimit:
@@ -240,16 +246,16 @@ def gate_from_config(config: Mapping[str, Any]) -> Gate:
     for key, low in lowest.items():
         if float(config[key]) < low:
             raise ValueError(f"PLAYGROUND_{key}={config[key]} is out of range (at least {low}).")
-    light = int(config["LIGHT_SLOTS"])
-    if not 0 <= light < slots:
-        # Heavy clients need one slot at least, or one limit hit would lock them out.
-        raise ValueError(f"PLAYGROUND_LIGHT_SLOTS={light} must be 0 to PLAYGROUND_THREADS - 1.")
+    heavy = int(config["HEAVY_SLOTS"])
+    if heavy < 1:
+        # Heavy clients need one slot at least, or one costly request would lock them out.
+        raise ValueError(f"PLAYGROUND_HEAVY_SLOTS={heavy} is out of range (at least 1).")
     return Gate(
         slots=slots,
         queue=int(config["QUEUE"]),
         queue_seconds=float(config["QUEUE_SECONDS"]),
         per_client=int(config["CLIENT_CONCURRENCY"]),
-        light_slots=light,
+        heavy_slots=min(heavy, slots),
     )
 
 
@@ -286,4 +292,8 @@ def register(app: Flask) -> None:
     def release(_: BaseException | None) -> None:
         ticket = g.pop("admission_ticket", None)
         if ticket is not None:
-            gate.leave(ticket, ran_out=g.get("render_limit") in COSTLY_LIMITS)
+            costly = (
+                g.get("render_limit") in COSTLY_LIMITS
+                or g.get("worker_cpu", 0.0) > HEAVY_CPU_SECONDS
+            )
+            gate.leave(ticket, ran_out=costly)

@@ -6,7 +6,7 @@ API clients get the `{"error": {...}}` JSON; a person browsing gets a small HTML
 from __future__ import annotations
 
 from flask import Flask, render_template, request
-from werkzeug.exceptions import HTTPException
+from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 from app.budget import OverLimit
 from app.render.problems import TemplateProblem
@@ -25,6 +25,27 @@ def wants_html() -> bool:
     return not machine and best == "text/html"
 
 
+#: A request refused before its view read the body (admission, a write limit) still has
+#: it read, and thrown away, up to this many bytes: a client stopped while it sends sees
+#: a connection reset, not the refusal and its Retry-After. The page's uploads (16 MiB)
+#: fit; a larger body is cut off.
+DISCARD_BYTES = 32 * 1024 * 1024
+
+
+def discard_body() -> None:
+    """Read what the client is still sending, up to `DISCARD_BYTES` (nothing if the view
+    read it already), so that it reads the answer."""
+    length = request.content_length
+    if length is not None and length > DISCARD_BYTES:
+        return
+    request.max_content_length = DISCARD_BYTES
+    try:
+        while request.stream.read(64 * 1024):
+            pass
+    except RequestEntityTooLarge:  # a chunked body longer than that: cut off
+        pass
+
+
 def register(app: Flask) -> None:
     """Install the handlers on `app`."""
 
@@ -34,6 +55,7 @@ def register(app: Flask) -> None:
 
     @app.errorhandler(OverLimit)
     def over_limit(error: OverLimit) -> tuple[dict | str, int, dict[str, str]]:
+        discard_body()
         if wants_html():
             page = render_template("error.html", title="Over a limit", message=error.message)
             return page, error.status, error.headers

@@ -8,10 +8,8 @@ tells the share and source stores whom to charge for what they store.
 from __future__ import annotations
 
 from flask import Flask, has_request_context, request
-from werkzeug.exceptions import RequestEntityTooLarge
 
-from app.budget import OverLimit
-from app.quota import MIB, Quota, QuotaSettings, SourceKeeper
+from app.quota import Quota, QuotaSettings, SourceKeeper
 from app.storage import Database
 from app.web.clients import client_key
 
@@ -25,12 +23,6 @@ WRITES = frozenset(
         ("POST", "/api/sources/hf"),
     }
 )
-
-
-#: A refused write's body is still read (and thrown away) up to this many bytes: a client
-#: stopped while it sends sees a connection reset, not the 429 and its Retry-After. The
-#: page's uploads (16 MiB) fit; a larger body is cut off.
-DISCARD_BYTES = 32 * MIB
 
 
 def current_client() -> str | None:
@@ -58,26 +50,8 @@ class WriteGuard:
             rule = request.url_rule
             if rule is None or (request.method, rule.rule) not in WRITES:
                 return
-            try:
-                self.quota.admit(client_key())
-            except OverLimit:
-                _discard_body()
-                raise
+            self.quota.admit(client_key())  # errors.py reads the body of a refusal
             try:
                 self.quota.maintain()
             except Exception:  # housekeeping: the next write tries again, this one proceeds
                 app.logger.exception("Deleting expired sources failed")
-
-
-def _discard_body() -> None:
-    """Read what the client is sending, up to `DISCARD_BYTES`, so that it reads the answer."""
-    length = request.content_length
-    if length is not None and length > DISCARD_BYTES:
-        return
-    # The views set the cap on uploads; this is before them, under the JSON body cap.
-    request.max_content_length = DISCARD_BYTES
-    try:
-        while request.stream.read(64 * 1024):
-            pass
-    except RequestEntityTooLarge:  # a chunked body longer than that: cut off
-        pass
