@@ -33,14 +33,20 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
+import os
 import random
 import shutil
 import sys
 import tempfile
+import threading
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 from bench import load
 from bench._server import Client, Response, Server, mib
@@ -150,8 +156,17 @@ ATTACKS: tuple[Attack, ...] = (
 )
 
 
-def build_arsenal(server: Server, source_id: str, folder: Path) -> Arsenal:
-    """Upload the hostile sources the attacks use, and store the big share."""
+@dataclass(frozen=True)
+class Targets:
+    """What the attacks point at, uploaded and stored by the bench before they start."""
+
+    source_id: str  # the vocabulary the normal clients use
+    panicking_source: str
+    big_share_url: str
+
+
+def prepare_targets(server: Server, source_id: str) -> Targets:
+    """Upload the panicking tokenizer and store the 1.9 MB share the attacks use."""
     client = Client(server.port, 120)
     try:
         body = multipart({"tokenizer.json": backtracking_tokenizer()})
@@ -168,6 +183,11 @@ def build_arsenal(server: Server, source_id: str, folder: Path) -> Arsenal:
         ).json()
     finally:
         client.close()
+    return Targets(source_id, panicking, share["url"])
+
+
+def build_arsenal(targets: Targets, folder: Path) -> Arsenal:
+    """Every body the attacks send, built once."""
     messages = [
         {"role": role, "content": f"{role} {turn}"}
         for turn in range(150)
@@ -177,21 +197,92 @@ def build_arsenal(server: Server, source_id: str, folder: Path) -> Arsenal:
         "template": "{{ big }}{% for m in messages %}<|{{ m.role }}|>{{ m.content }}{% endfor %}",
         "messages": messages,
         "kwargs": {"big": "x" * 1_900_000},
-        "source": source_id,
+        "source": targets.source_id,
     }
+    text = "hello world " * 350_000
     return Arsenal(
         deep_body=deep_render_body(),
         big_integer_body=b'{"template": "x", "messages": [], "n": ' + b"9" * 5000 + b"}",
-        panicking_source=panicking,
+        panicking_source=targets.panicking_source,
         big_tokenizer_body=multipart({"tokenizer.json": big_tokenizer()}),
         normalizer_body=multipart({"tokenizer.json": exploding_normalizer()}),
         huge_array=gguf_with_array(16 << 20),
         long_token=long_token_gguf(folder),
-        tokenize_4mb=json.dumps({"source": source_id, "text": "hello world " * 350_000}).encode(),
+        tokenize_4mb=json.dumps({"source": targets.source_id, "text": text}).encode(),
         analyze_huge=json.dumps(analyze).encode(),
-        big_share_url=share["url"],
+        big_share_url=targets.big_share_url,
         run=uuid.uuid4().hex[:8],
     )
+
+
+def _attackers_main(
+    port: int, targets: Targets, folder: str, count: int, go: Any, results: Any
+) -> None:
+    """The attackers' process: build the bodies, wait for the start, attack, report.
+
+    A process of its own, at the lowest priority: what attackers spend on their side
+    (building megabyte bodies, reading megabyte answers) is not the server's cost, and
+    in the normal clients' process it would hold their GIL and count as server latency.
+    """
+    os.nice(19)
+    arsenal = build_arsenal(targets, Path(folder))
+    results.put("ready")
+    seconds = go.get()
+    deadline = time.perf_counter() + seconds
+    tallies = [load.Tally() for _ in range(count)]
+    step = attacker(arsenal)
+    threads = [
+        threading.Thread(
+            target=load.client_loop,
+            args=(port, deadline, partial(step, rng=random.Random(index), tally=tally), tally),
+            daemon=True,
+        )
+        for index, tally in enumerate(tallies)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=seconds + 2 * load.REQUEST_TIMEOUT_S + 10)
+    merged = load.Tally()
+    for tally in tallies:
+        merged.merge(tally)
+    results.put(merged.to_plain())
+
+
+def attack_phase(
+    server: Server,
+    workload: load.Workload,
+    targets: Targets,
+    folder: Path,
+    seconds: float,
+    clients: int,
+    attackers: int,
+) -> load.Phase:
+    """Normal clients in this process beside `attackers` in a process of their own."""
+    context = multiprocessing.get_context("spawn")
+    go, results = context.Queue(), context.Queue()
+    process = context.Process(
+        target=_attackers_main,
+        args=(server.port, targets, str(folder), attackers, go, results),
+        daemon=True,
+    )
+    process.start()
+    try:
+        if results.get(timeout=300) != "ready":
+            raise RuntimeError("the attackers' process did not get ready")
+        started = time.perf_counter()
+        go.put(seconds)
+        phase = load.run_phase(
+            server, workload, "phase 2: normal load + attackers", seconds, clients
+        )
+        hostile = load.Tally.from_plain(results.get(timeout=seconds + 3 * load.REQUEST_TIMEOUT_S))
+    finally:
+        process.join(timeout=10)
+        if process.is_alive():
+            process.kill()
+    phase.hostile = hostile
+    phase.hostile_seconds = (hostile.finished or time.perf_counter()) - started
+    return phase
 
 
 def attacker(arsenal: Arsenal) -> load.HostileStep:
@@ -222,25 +313,60 @@ def _strict_json(answer: Response) -> bool:
     return True
 
 
+def server_env(workers: int, threads: int, clients: int) -> dict[str, str]:
+    """The bench server's settings: a queue with room for every closed-loop client, and
+    write limits that normal clients' small shares never reach but attackers' megabytes do."""
+    return {
+        "PLAYGROUND_WORKERS": str(workers),
+        "PLAYGROUND_THREADS": str(threads),
+        "PLAYGROUND_QUEUE": str(clients),
+        "PLAYGROUND_QUEUE_SECONDS": str(load.REQUEST_TIMEOUT_S),
+        "PLAYGROUND_WRITES_PER_MINUTE": "100000",
+        "PLAYGROUND_WRITE_MB_PER_MINUTE": "16",
+    }
+
+
+@dataclass
+class AttackRun:
+    """Both phases of a run, and what the server looked like around them."""
+
+    calm: load.Phase
+    stormy: load.Phase
+    workers_before: list[int]
+    rss_start: int
+
+
+def attack_run(
+    server: Server, folder: Path, clients: int, attackers: int, seconds: float, warmup: float
+) -> AttackRun:
+    """Normal clients alone, then beside the attackers, on a started server."""
+    workers_before = server.worker_pids()
+    rss_start = server.rss_bytes()
+    workload = load.build_workload(server)
+    targets = prepare_targets(server, workload.source_id)
+    load.run_phase(server, workload, "warm-up", warmup, clients)
+    calm = load.run_phase(server, workload, "phase 1: normal load", seconds, clients)
+    stormy = attack_phase(server, workload, targets, folder, seconds, clients, attackers)
+    return AttackRun(calm, stormy, workers_before, rss_start)
+
+
 def run(args: argparse.Namespace) -> int:
     """Start the server, run both phases, report; 1 on any failure."""
     seconds = 10.0 if args.quick else args.seconds
-    clients = args.clients + args.attackers
-    server = Server(
-        {
-            "PLAYGROUND_WORKERS": str(args.workers),
-            "PLAYGROUND_THREADS": str(args.threads),
-            "PLAYGROUND_QUEUE": str(clients),
-            "PLAYGROUND_QUEUE_SECONDS": str(load.REQUEST_TIMEOUT_S),
-            # Normal clients share small states many times a minute; attackers run into
-            # the byte allowance (the default) with their megabytes.
-            "PLAYGROUND_WRITES_PER_MINUTE": "100000",
-            "PLAYGROUND_WRITE_MB_PER_MINUTE": "16",
-        }
-    )
+    server = Server(server_env(args.workers, args.threads, args.clients + args.attackers))
     folder = Path(tempfile.mkdtemp(prefix="playground-attack-"))
     try:
-        return _phases(server, folder, args, seconds)
+        server.start()
+        print(
+            f"server: {args.workers} workers × {args.threads} threads; {args.clients} normal "
+            f"clients; then + {args.attackers} attackers cycling through {len(ATTACKS)} "
+            f"attacks; {seconds:g} s per phase"
+        )
+        result = attack_run(server, folder, args.clients, args.attackers, seconds, args.warmup)
+        load.report_phase(result.calm)
+        load.report_phase(result.stormy)
+        ratio = load.report_ratio(result.calm, result.stormy)
+        return report(server, result, ratio)
     except BaseException:
         print(f"gunicorn log (tail):\n{server.tail()}", file=sys.stderr)
         raise
@@ -250,61 +376,27 @@ def run(args: argparse.Namespace) -> int:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _phases(server: Server, folder: Path, args: argparse.Namespace, seconds: float) -> int:
-    server.start()
-    workers_before = server.worker_pids()
-    rss_start = server.rss_bytes()
-    workload = load.build_workload(server)
-    arsenal = build_arsenal(server, workload.source_id, folder)
-    print(
-        f"server: {args.workers} workers × {args.threads} threads; {args.clients} normal "
-        f"clients; then + {args.attackers} attackers cycling through {len(ATTACKS)} attacks; "
-        f"{seconds:g} s per phase"
-    )
-    load.run_phase(server, workload, "warm-up", args.warmup, args.clients, seed=args.seed)
-    calm = load.run_phase(server, workload, "phase 1: normal load", seconds, args.clients)
-    load.report_phase(calm)
-    stormy = load.run_phase(
-        server,
-        workload,
-        "phase 2: normal load + attackers",
-        seconds,
-        args.clients,
-        args.attackers,
-        seed=args.seed,
-        hostile_step=attacker(arsenal),
-    )
-    load.report_phase(stormy)
-    ratio = load.report_ratio(calm, stormy)
-    return _verdict(server, workers_before, rss_start, calm, stormy, ratio)
-
-
-def _verdict(
-    server: Server,
-    workers_before: list[int],
-    rss_start: int,
-    calm: load.Phase,
-    stormy: load.Phase,
-    ratio: float,
-) -> int:
+def report(server: Server, result: AttackRun, ratio: float) -> int:
+    """Print the verdict: 1 on any normal error, unexpected attack answer or new worker."""
     workers_after = server.worker_pids()
     trouble = server.worker_trouble()
-    peak = max(calm.rss_peak, stormy.rss_peak)
+    peak = max(result.calm.rss_peak, result.stormy.rss_peak)
+    same = "unchanged" if workers_after == result.workers_before else "CHANGED"
     print(
-        f"\ngunicorn workers {'unchanged' if workers_after == workers_before else 'CHANGED'} "
-        f"({workers_before} -> {workers_after}); log: {trouble or 'no worker exit or traceback'}"
+        f"\ngunicorn workers {same} ({result.workers_before} -> {workers_after}); log: "
+        f"{trouble or 'no worker exit or traceback'}"
     )
     print(
-        f"server memory: {mib(rss_start)} at start, peak {mib(peak)} "
-        f"(growth {mib(peak - rss_start)}), {mib(server.rss_bytes())} at the end"
+        f"server memory: {mib(result.rss_start)} at start, peak {mib(peak)} "
+        f"(growth {mib(peak - result.rss_start)}), {mib(server.rss_bytes())} at the end"
     )
-    normal_errors = calm.normal.total_errors + stormy.normal.total_errors
-    attack_errors = stormy.hostile.total_errors
+    normal_errors = result.calm.normal.total_errors + result.stormy.normal.total_errors
+    attack_errors = result.stormy.hostile.total_errors
     print(
         f"normal clients' errors: {normal_errors} (goal 0); unexpected attack answers: "
         f"{attack_errors} (goal 0); p99 ratio {ratio:.2f}× (goal ≤ {load.GOAL_RATIO:g}×)"
     )
-    failed = normal_errors or attack_errors or workers_after != workers_before
+    failed = normal_errors or attack_errors or workers_after != result.workers_before
     return 1 if failed else 0
 
 
@@ -317,7 +409,6 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=2, help="PLAYGROUND_WORKERS")
     parser.add_argument("--threads", type=int, default=8, help="PLAYGROUND_THREADS")
     parser.add_argument("--warmup", type=float, default=5.0, help="untimed warm-up seconds")
-    parser.add_argument("--seed", type=int, default=20261130)
     return run(parser.parse_args())
 
 

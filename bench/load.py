@@ -204,6 +204,29 @@ class Tally:
         self.reconnects += other.reconnects
         self.finished = max(self.finished, other.finished)
 
+    def to_plain(self) -> dict[str, Any]:
+        """The tally as plain values, to send from another process."""
+        return {
+            "latencies": dict(self.latencies),
+            "statuses": {kind: dict(counts) for kind, counts in self.statuses.items()},
+            "errors": dict(self.errors),
+            "samples": self.samples,
+            "reconnects": self.reconnects,
+            "finished": self.finished,
+        }
+
+    @classmethod
+    def from_plain(cls, plain: dict[str, Any]) -> Tally:
+        """The tally `to_plain` described."""
+        tally = cls()
+        tally.latencies.update(plain["latencies"])
+        for kind, counts in plain["statuses"].items():
+            tally.statuses[kind].update(counts)
+        tally.errors.update(plain["errors"])
+        tally.samples = plain["samples"]
+        tally.reconnects, tally.finished = plain["reconnects"], plain["finished"]
+        return tally
+
     @property
     def total_errors(self) -> int:
         return sum(self.errors.values())
@@ -278,7 +301,7 @@ def _hostile_step(client: Client, rng: random.Random, tally: Tally) -> None:
         )
 
 
-def _client_loop(port: int, deadline: float, step: Any, tally: Tally) -> None:
+def client_loop(port: int, deadline: float, step: Any, tally: Tally) -> None:
     client = Client(port, REQUEST_TIMEOUT_S)
     try:
         while time.perf_counter() < deadline:
@@ -333,7 +356,7 @@ def run_phase(
 
         threads.append(
             threading.Thread(
-                target=_client_loop, args=(server.port, deadline, step, tally), daemon=True
+                target=client_loop, args=(server.port, deadline, step, tally), daemon=True
             )
         )
     for index, tally in enumerate(hostile_tallies):
@@ -344,7 +367,7 @@ def run_phase(
 
         threads.append(
             threading.Thread(
-                target=_client_loop, args=(server.port, deadline, step, tally), daemon=True
+                target=client_loop, args=(server.port, deadline, step, tally), daemon=True
             )
         )
     started = time.perf_counter()

@@ -14,7 +14,7 @@ import struct
 import pytest
 
 from app import create_app
-from bench import durability, fuzz_gguf, load
+from bench import attack, durability, fuzz_gguf, load
 from bench._server import Server
 from tests.conftest import UNLIMITED_WRITES
 
@@ -64,6 +64,25 @@ def test_load_with_hostile_clients_has_no_errors():
         assert stormy.hostile.total_errors == 0, stormy.hostile.samples
         assert sum(len(v) for v in stormy.hostile.latencies.values()) > 0
         assert server.worker_pids() == workers
+        assert not server.worker_trouble()
+    finally:
+        _close(server)
+
+
+def test_attackers_cycling_through_every_finding_leave_normal_clients_unharmed(tmp_path):
+    server = Server(attack.server_env(workers=2, threads=4, clients=8 + 6))
+    try:
+        server.start()
+        result = attack.attack_run(
+            server, tmp_path, clients=8, attackers=6, seconds=6.0, warmup=1.0
+        )
+        load.report_phase(result.calm)
+        load.report_phase(result.stormy)
+        ratio = load.report_ratio(result.calm, result.stormy)  # printed: machine-dependent
+        assert attack.report(server, result, ratio) == 0, result.stormy.hostile.samples
+        attacks = {name for name, *_ in attack.ATTACKS}
+        tried = set(result.stormy.hostile.latencies)
+        assert len(tried & attacks) >= 6, tried
         assert not server.worker_trouble()
     finally:
         _close(server)

@@ -12,12 +12,18 @@ conversation so far), so at most `max_turns` user turns are followed and at most
 from __future__ import annotations
 
 from dataclasses import replace
+from itertools import pairwise
 from typing import Any
 
 from app.analysis.capabilities import detect_capabilities
 from app.analysis.content_format import detect_content_format
 from app.analysis.diagnostics import Diagnostic, end_of_turn_marker, template_diagnostics
-from app.analysis.prefix import answered_requests, compare_requests, user_turn_requests
+from app.analysis.prefix import (
+    answered_requests,
+    compare_requests,
+    shared_prefix,
+    user_turn_requests,
+)
 from app.analysis.vocab_checks import TokenIds, vocabulary_diagnostics
 from app.display.prompt import template_markers
 from app.render.chat import RenderRequest, render_chat
@@ -42,8 +48,14 @@ def _render_or_none(request: RenderRequest) -> str | None:
         return None
 
 
-def probe_template(request: RenderRequest, max_turns: int = DEFAULT_MAX_TURNS) -> dict[str, Any]:
-    """Everything the analysis learns by rendering (worker side)."""
+def probe_template(
+    request: RenderRequest, max_turns: int = DEFAULT_MAX_TURNS, max_chars: int = DEFAULT_MAX_CHARS
+) -> dict[str, Any]:
+    """Everything the analysis learns by rendering (worker side).
+
+    The requests of each turn are compared here, in the worker: they can add up to tens
+    of megabytes, which only come back (for token counts) within `max_chars`.
+    """
     markers = sorted(
         set(template_markers(request.template)) | set(request.special_tokens.values()),
         key=len,
@@ -57,40 +69,37 @@ def probe_template(request: RenderRequest, max_turns: int = DEFAULT_MAX_TURNS) -
             return None
         return _render_or_none(replace(request, messages=messages, **options))
 
+    requests = [rendered(m, as_sent) for m in user_turn_requests(request.messages)[:max_turns]]
+    answered = [rendered(m, as_answered) for m in answered_requests(request.messages)[:max_turns]]
+    pairs = [
+        compare_requests(k + 1, left, right, None, answered[k]).to_json()
+        for k, (left, right) in enumerate(pairwise(requests))
+        if left is not None and right is not None
+    ]
+    small = sum(len(text) for text in requests if text is not None) <= max_chars
     return {
         "capabilities": detect_capabilities(request.template),
         "content_format": detect_content_format(request.template),
         "diagnostics": [d.to_json() for d in template_diagnostics(request, _prompt)],
         "end_marker": end_of_turn_marker(request, _prompt, markers),
-        "requests": [
-            rendered(m, as_sent) for m in user_turn_requests(request.messages)[:max_turns]
-        ],
-        "answered": [
-            rendered(m, as_answered) for m in answered_requests(request.messages)[:max_turns]
-        ],
+        "pairs": pairs,
+        "requests": requests if small else None,
         "user_turns": len(user_turn_requests(request.messages)),
         "prompt": _render_or_none(request),
     }
 
 
-def _prefix_stability(
-    probed: dict[str, Any], token_ids: TokenIds | None, max_chars: int
-) -> list[dict[str, Any]]:
-    requests, answered = probed["requests"], probed["answered"]
-    ids_of: dict[int, list[int]] = {}
-    texts = [text for text in requests if text is not None]
-    if token_ids is not None and texts and sum(map(len, texts)) <= max_chars:
-        found = token_ids(texts)
-        if found is not None:
-            by_text = dict(zip(texts, found, strict=True))
-            ids_of = {k: by_text[text] for k, text in enumerate(requests) if text is not None}
-    pairs = []
-    for k in range(len(requests) - 1):
-        left, right = requests[k], requests[k + 1]
-        if left is None or right is None:
-            continue
-        ids = (ids_of[k], ids_of[k + 1]) if ids_of else None
-        pairs.append(compare_requests(k + 1, left, right, ids, answered[k]).to_json())
+def _prefix_stability(probed: dict[str, Any], token_ids: TokenIds | None) -> list[dict[str, Any]]:
+    """The worker's turn pairs, with how many tokens each pair shares when the requests
+    came back small enough to tokenize."""
+    pairs, requests = probed["pairs"], probed["requests"]
+    texts = [text for text in requests or [] if text is not None]
+    found = token_ids(texts) if token_ids is not None and texts else None
+    if found is not None:
+        by_text = dict(zip(texts, found, strict=True))
+        for pair in pairs:
+            left, right = requests[pair["from_turn"] - 1], requests[pair["to_turn"] - 1]
+            pair["shared_tokens"] = shared_prefix(by_text[left], by_text[right])
     return pairs
 
 
@@ -115,7 +124,7 @@ def analyze(
 
     `token_ids` tokenizes with the source's vocabulary (None: no token counts).
     """
-    probed = pool.run(probe_template, request, max_turns)
+    probed = pool.run(probe_template, request, max_turns, max_chars)
     special_tokens = {**(source.special_tokens if source else {}), **request.special_tokens}
     vocabulary = vocabulary_diagnostics(
         probed["prompt"], request.template, special_tokens, source, probed["end_marker"], token_ids
@@ -127,7 +136,7 @@ def analyze(
         "content_format": probed["content_format"],
         "diagnostics": [d.to_json() for d in diagnostics],
         "end_of_turn_marker": probed["end_marker"],
-        "prefix_stability": _prefix_stability(probed, token_ids, max_chars),
+        "prefix_stability": _prefix_stability(probed, token_ids),
         "user_turns": probed["user_turns"],
         "turns_analysed": min(probed["user_turns"], max_turns),
     }
