@@ -14,7 +14,7 @@ import struct
 import pytest
 
 from app import create_app
-from bench import durability, fuzz_gguf, load
+from bench import _fuzz, durability, fuzz_gguf, load
 from bench._server import Server
 
 
@@ -72,8 +72,8 @@ def test_load_with_hostile_clients_has_no_errors():
 
 
 def test_fuzzed_gguf_headers_in_process(fuzz_app):
-    result = fuzz_gguf.fuzz_in_process(fuzz_app.test_client(), 500)
-    fuzz_gguf.report(result, None, 0)
+    result = fuzz_gguf.fuzzer().in_process(fuzz_app.test_client(), 500)
+    _fuzz.report(result, None, 0)
     assert result.sent == 500
     assert result.failed == 0, result.failures
     # The mutations reach every outcome, including sources that load and tokenize.
@@ -85,8 +85,8 @@ def test_fuzzed_gguf_headers_through_gunicorn():
     server = _server(WORKERS="2", THREADS="2")
     try:
         # Cases 500..599: others than the in-process test's.
-        result, health = fuzz_gguf.fuzz_with_health(server, 100, clients=4, start=500)
-        fuzz_gguf.report(result, health, 512 * 2**20)
+        result, health = fuzz_gguf.fuzzer().with_health(server, 100, clients=4, start=500)
+        _fuzz.report(result, health, 512 * 2**20)
         assert result.failed == 0, result.failures
         assert health.workers_unchanged, (health.workers_before, health.workers_after)
         assert not health.trouble, server.tail()
