@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import sys
 import threading
 import time
@@ -22,7 +21,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from bench._server import Client, RssSampler, Server, mib
+from bench._server import Client, RssSampler, Server, mib, running
 
 REQUEST_TIMEOUT_S = 120.0
 MAX_FAILURES_SHOWN = 10
@@ -335,18 +334,10 @@ def serve_and_fuzz(
     """Start gunicorn with `env`, run the cases, report; the exit status (1 on a failure)."""
     started = time.perf_counter()
     settings = {"PLAYGROUND_WORKERS": str(args.workers), "PLAYGROUND_THREADS": str(args.threads)}
-    server = Server({**settings, **(env or {})})
-    try:
-        server.start()
+    with running({**settings, **(env or {})}) as server:
         result, health = fuzzer.with_health(server, args.count, args.clients, args.start)
         if health.trouble:
             print(f"gunicorn log (tail):\n{server.tail(20_000)}", file=sys.stderr)
-    except BaseException:
-        print(f"gunicorn log (tail):\n{server.tail()}", file=sys.stderr)
-        raise
-    finally:
-        server.close()
-        shutil.rmtree(server.data_dir, ignore_errors=True)
     ok = report(result, health, args.memory_budget_mb * 2**20)
     print(f"bench wall time {time.perf_counter() - started:.1f} s")
     return 0 if ok else 1

@@ -24,6 +24,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -128,6 +129,8 @@ class Server:
         self.env.setdefault("PROMETHEUS_MULTIPROC_DIR", self.metrics_dir)
         self.log: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 (closed by close())
         self.process: subprocess.Popen | None = None
+        #: Seconds the last `start()` took until /healthz answered.
+        self.startup_seconds = 0.0
 
     def start(self) -> float:
         """Start gunicorn and wait for /healthz; returns the seconds it took."""
@@ -139,7 +142,8 @@ class Server:
             stderr=subprocess.STDOUT,
             start_new_session=True,  # its own process group: kill9() takes all of it
         )
-        return self.wait_healthy()
+        self.startup_seconds = self.wait_healthy()
+        return self.startup_seconds
 
     def wait_healthy(self) -> float:
         assert self.process is not None
@@ -253,6 +257,23 @@ class Server:
 
     def __exit__(self, *_: object) -> None:
         self.close()
+
+
+@contextlib.contextmanager
+def running(env: dict[str, str] | None = None) -> Iterator[Server]:
+    """A started `Server` with a temporary data folder; if the block fails, the tail of its
+    log is printed (what the server said is the first thing to read); stopped after, and
+    its data folder removed."""
+    server = Server(env)
+    try:
+        server.start()
+        yield server
+    except BaseException:
+        print(f"gunicorn log (tail):\n{server.tail()}", file=sys.stderr)
+        raise
+    finally:
+        server.close()
+        shutil.rmtree(server.data_dir, ignore_errors=True)
 
 
 class RssSampler:
