@@ -168,14 +168,40 @@ class ServerHealth:
     workers_before: list[int]
     workers_after: list[int]
     trouble: dict[str, int]
-    rss_start: int
-    rss_peak: int
-    rss_end: int
-    rss_quartiles: list[int] = field(default_factory=list)
+    #: Resident memory of the whole process tree, then of the web processes alone:
+    #: (start, peak, end, and at each quarter of the run).
+    rss: Memory
+    web_rss: Memory
 
     @property
     def workers_unchanged(self) -> bool:
         return bool(self.workers_before) and self.workers_before == self.workers_after
+
+
+@dataclass(frozen=True)
+class Memory:
+    """Resident memory over a run: at its start, at its peak, at its end, by quarter."""
+
+    start: int
+    peak: int
+    end: int
+    quartiles: list[int]
+
+    @classmethod
+    def of(cls, start: int, samples: list[int]) -> Memory:
+        quarters = [samples[len(samples) * q // 4 - 1] for q in (1, 2, 3, 4)]
+        return cls(start, max([start, *samples]), samples[-1], quarters)
+
+    @property
+    def growth(self) -> int:
+        return self.peak - self.start
+
+    def __str__(self) -> str:
+        quarters = ", ".join(mib(rss) for rss in self.quartiles)
+        return (
+            f"start {mib(self.start)}, peak {mib(self.peak)}, end {mib(self.end)} (growth "
+            f"{mib(self.growth)}); at 25/50/75/100% of the run: {quarters}"
+        )
 
 
 @dataclass(frozen=True)
@@ -217,18 +243,15 @@ class Fuzzer:
     ) -> tuple[FuzzResult, ServerHealth]:
         """`through_server`, with the worker pids, the log and the memory checked around it."""
         workers_before = server.worker_pids()
-        rss_start = server.rss_bytes()
+        rss_start, web_start = server.rss_bytes(), server.web_rss_bytes()
         with RssSampler(server, interval=0.1) as sampler:
             result = self.through_server(server, count, clients, start)
-        samples = sampler.samples
         health = ServerHealth(
             workers_before,
             server.worker_pids(),
             server.worker_trouble(),
-            rss_start,
-            sampler.peak,
-            server.rss_bytes(),
-            [samples[len(samples) * q // 4 - 1] for q in (1, 2, 3, 4)],
+            Memory.of(rss_start, sampler.samples),
+            Memory.of(web_start, sampler.web_samples),
         )
         return result, health
 
@@ -296,19 +319,15 @@ def report(result: FuzzResult, health: ServerHealth | None, budget: int) -> bool
 
 
 def _report_health(health: ServerHealth, budget: int) -> bool:
-    growth = health.rss_peak - health.rss_start
     print(
         f"workers: {health.workers_before} -> {health.workers_after} "
         f"({'unchanged' if health.workers_unchanged else 'CHANGED'}); log: "
         f"{health.trouble or 'no worker exit, timeout or traceback'}"
     )
-    print(
-        f"server RSS (master + workers + their worker processes): start "
-        f"{mib(health.rss_start)}, peak {mib(health.rss_peak)}, end {mib(health.rss_end)}; "
-        f"growth to peak {mib(growth)} (budget {mib(budget)}); at 25/50/75/100% of the run: "
-        + ", ".join(mib(rss) for rss in health.rss_quartiles)
-    )
-    return health.workers_unchanged and not health.trouble and growth <= budget
+    print(f"server RSS (master, workers and their worker processes): {health.rss}")
+    print(f"  of which the web processes (master and workers): {health.web_rss}")
+    print(f"  growth budget of the whole tree: {mib(budget)}")
+    return health.workers_unchanged and not health.trouble and health.rss.growth <= budget
 
 
 # --------------------------------------------------------------------------- main
@@ -323,7 +342,10 @@ def arguments(description: str, count: int, budget_mb: int) -> argparse.Argument
     parser.add_argument("--workers", type=int, default=2, help="PLAYGROUND_WORKERS")
     parser.add_argument("--threads", type=int, default=4, help="PLAYGROUND_THREADS")
     parser.add_argument(
-        "--memory-budget-mb", type=int, default=budget_mb, help="allowed RSS growth (MiB)"
+        "--memory-budget-mb",
+        type=int,
+        default=budget_mb,
+        help="allowed RSS growth (MiB)" + ("" if budget_mb else "; 0: derived from the settings"),
     )
     return parser
 

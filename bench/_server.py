@@ -188,6 +188,11 @@ class Server:
         """Resident memory of the master, its workers and their sandbox processes."""
         return rss_bytes(process_tree(self.pid))
 
+    def web_rss_bytes(self) -> int:
+        """Resident memory of the master and its workers alone: the web processes, which
+        no memory limit caps (their worker processes have their own)."""
+        return rss_bytes([self.pid, *self.worker_pids()])
+
     def log_text(self) -> str:
         self.log.flush()
         self.log.seek(0)
@@ -277,18 +282,24 @@ def running(env: dict[str, str] | None = None) -> Iterator[Server]:
 
 
 class RssSampler:
-    """Samples a server's resident memory every `interval` seconds in a daemon thread."""
+    """Samples a server's resident memory every `interval` seconds in a daemon thread:
+    the whole process tree (`samples`) and the web processes alone (`web_samples`)."""
 
     def __init__(self, server: Server, interval: float = 0.2) -> None:
         self.server = server
         self.interval = interval
         self.samples: list[int] = []
+        self.web_samples: list[int] = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
+    def _sample(self) -> None:
+        self.samples.append(self.server.rss_bytes())
+        self.web_samples.append(self.server.web_rss_bytes())
+
     def _run(self) -> None:
         while not self._stop.is_set():
-            self.samples.append(self.server.rss_bytes())
+            self._sample()
             self._stop.wait(self.interval)
 
     def __enter__(self) -> RssSampler:
@@ -298,7 +309,7 @@ class RssSampler:
     def __exit__(self, *_: object) -> None:
         self._stop.set()
         self._thread.join(timeout=5)
-        self.samples.append(self.server.rss_bytes())
+        self._sample()
 
     @property
     def peak(self) -> int:
@@ -352,8 +363,7 @@ class Client:
             reused = self._used
             started = time.perf_counter()
             try:
-                connection.request(method, path, body=body, headers=headers)
-                response = connection.getresponse()
+                response, sent = self._exchange(connection, method, path, body, headers)
                 data = response.read()
             except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
                 self.close()
@@ -366,10 +376,33 @@ class Client:
                 raise
             elapsed_ms = (time.perf_counter() - started) * 1000
             self._used = True
-            if response.will_close:
+            if response.will_close or not sent:
                 self.close()
             return Response(response.status, data, elapsed_ms)
         raise AssertionError("unreachable")
+
+    @staticmethod
+    def _exchange(
+        connection: http.client.HTTPConnection,
+        method: str,
+        path: str,
+        body: bytes | None,
+        headers: dict[str, str],
+    ) -> tuple[http.client.HTTPResponse, bool]:
+        """Send the request and get the answer; and whether all the body went out.
+
+        A server may answer before it has read the body (a 413 for an upload over its
+        cap) and close the connection: sending the rest then fails, but the answer is
+        there to read. Only when there is none is the send's error raised.
+        """
+        try:
+            connection.request(method, path, body=body, headers=headers)
+        except (ConnectionResetError, BrokenPipeError) as error:
+            try:
+                return connection.getresponse(), False
+            except (http.client.HTTPException, OSError):
+                raise error from None
+        return connection.getresponse(), True
 
     def post_json(self, path: str, payload: Any) -> Response:
         return self.request("POST", path, json.dumps(payload).encode())
