@@ -203,6 +203,25 @@ def test_a_tokenizer_over_the_memory_budget_fails_in_its_worker(tight_server):
     assert tight_server.web_rss() - before < 160 * MiB
 
 
+# Found by bench/fuzz_hf.py: a source's summary can hold most of its upload (a special
+# token of tens of MB, hundreds of 250 KB templates), and the web process kept the last 64
+# summaries whatever they weighed: up to 4 GB per gunicorn worker.
+def test_large_source_summaries_do_not_pile_up_in_the_web_process(live_server):
+    def upload(number: int) -> None:
+        config = {"bos_token": f"<s{number}>" + "x" * 32 * MiB}
+        status, source = upload_hf(live_server, {"tokenizer_config.json": json.dumps(config)})
+        assert status == 200
+        assert source["special_tokens"]["bos_token"].startswith(f"<s{number}>")
+
+    for number in range(4):  # each request thread handles one first
+        upload(number)
+    before = live_server.web_rss()
+    for number in range(4, 14):
+        upload(number)
+    # Each of those ten sources used to stay: 320 MB more.
+    assert live_server.web_rss() - before < 160 * MiB
+
+
 # --- Finding 4: unbounded CPU in the web process -----------------------------------------
 
 

@@ -37,6 +37,10 @@ GGUF, HF = "gguf", "hf"
 FAILURE_MEMORY_SECONDS = 600.0
 #: Failures remembered at most (the oldest are forgotten first).
 FAILURES_KEPT = 1024
+#: Characters the summaries kept in memory may hold in all. A summary can hold most of
+#: its upload (a special token of 60 MB, hundreds of templates), so their number alone
+#: does not bound them; the newest one is kept whatever it holds.
+MEMORY_CHARS = 16 << 20
 
 
 @dataclass
@@ -69,7 +73,8 @@ class Tokens:
 
 
 class SourceStore:
-    """Sources by id; thread-safe; at most `capacity` summaries kept in memory."""
+    """Sources by id; thread-safe; at most `capacity` summaries kept in memory, holding
+    `memory_chars` characters in all."""
 
     def __init__(
         self,
@@ -77,13 +82,16 @@ class SourceStore:
         workers: SourceWorkers,
         capacity: int = 64,
         on_lookup: Callable[[bool], None] | None = None,
+        memory_chars: int = MEMORY_CHARS,
     ) -> None:
         self.database = database
         self.workers = workers
         self.capacity = capacity
+        self.memory_chars = memory_chars
         #: Told of each in-memory lookup: True for a hit, False for a miss (for metrics).
         self.on_lookup = on_lookup
         self._memory: OrderedDict[str, Source] = OrderedDict()
+        self._chars: dict[str, int] = {}
         self._failed: dict[str, tuple[float, TokenizerUnavailable]] = {}
         self._lock = threading.Lock()
 
@@ -230,9 +238,21 @@ class SourceStore:
         with self._lock:
             self._memory[source.id] = source
             self._memory.move_to_end(source.id)
-            while len(self._memory) > self.capacity:
-                self._memory.popitem(last=False)
+            self._chars[source.id] = summary_chars(source)
+            while len(self._memory) > 1 and (
+                len(self._memory) > self.capacity or sum(self._chars.values()) > self.memory_chars
+            ):
+                forgotten, _ = self._memory.popitem(last=False)
+                del self._chars[forgotten]
         return source
+
+
+def summary_chars(source: Source) -> int:
+    """The characters of a summary's texts: what grows with what its upload holds."""
+    texts = [*source.templates.items(), *source.special_tokens.items()]
+    texts += [(key, str(value)) for key, value in source.metadata.items()]
+    texts += [(name, "") for name in source.oversized_templates]
+    return sum(len(name) + len(text) for name, text in texts)
 
 
 def _task_key(source_id: str, texts: list[str], flags: tuple[bool, bool]) -> str:
