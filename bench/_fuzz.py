@@ -19,7 +19,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from bench._server import Client, RssSampler, Server, mib, running
 
@@ -28,9 +28,22 @@ MAX_FAILURES_SHOWN = 10
 #: Slowest cases listed in the report: where a near-hang would show first.
 SLOWEST_SHOWN = 5
 
-#: send(method, path, body, content type) -> (status, body)
-Send = Callable[[str, str, bytes, str], tuple[int, bytes]]
 JSON = "application/json"
+
+
+class Request(NamedTuple):
+    """One request of a case; `fresh`: on a new connection (through a server, that may
+    reach another gunicorn worker, which has to rebuild the source from the database)."""
+
+    method: str
+    path: str
+    body: bytes = b""
+    content_type: str = JSON
+    fresh: bool = False
+
+
+#: send(request) -> (status, body)
+Send = Callable[[Request], tuple[int, bytes]]
 
 
 @dataclass
@@ -86,17 +99,15 @@ def _family(label: str) -> str:
     return label.split("(")[0]
 
 
-def send_or_fail(
-    send: Send, result: FuzzResult, case: str, request: tuple[str, str, bytes, str]
-) -> tuple[int, bytes]:
-    """`send(*request)`, timed; a transport error is status 0 and a failure of `case`."""
+def send_or_fail(send: Send, result: FuzzResult, case: str, request: Request) -> tuple[int, bytes]:
+    """`send(request)`, timed; a transport error is status 0 and a failure of `case`."""
     started = time.perf_counter()
     try:
-        status, body = send(*request)
+        status, body = send(request)
     except Exception as error:
         status, body = 0, b""
-        result.fail(case, f"{request[1]}: {type(error).__name__}: {error}")
-    result.timed(f"{case} {request[1]}", time.perf_counter() - started)
+        result.fail(case, f"{request.path}: {type(error).__name__}: {error}")
+    result.timed(f"{case} {request.path}", time.perf_counter() - started)
     return status, body
 
 
@@ -112,7 +123,9 @@ def json_object(body: bytes) -> dict[str, Any] | None:
 def check_tokenize_answer(status: int, body: bytes, text: str) -> str | None:
     """Why an answer of `/api/tokenize` for `text` is wrong, or None if it is fine.
 
-    200 carries tokens whose spans lie inside the text; 422 is `TokenizerUnavailable`.
+    200 carries tokens whose spans lie inside the text; 422 is `TokenizerUnavailable`, or
+    a `LimitExceeded` naming its limit (the source had to be read back from the database
+    first, by a worker that ran out of a limit doing it).
     """
     if status not in (200, 422):
         return f"tokenizing answered {status}: {body[:200]!r}"
@@ -121,8 +134,9 @@ def check_tokenize_answer(status: int, body: bytes, text: str) -> str | None:
         return f"tokenizing answered {status} with a body that is not a JSON object"
     if status == 422:
         error = answer.get("error") or {}
-        if error.get("type") != "TokenizerUnavailable":
-            return f"tokenizing answered a 422 that is not TokenizerUnavailable: {error}"
+        limited = error.get("type") == "LimitExceeded" and type(error.get("limit")) is str
+        if error.get("type") != "TokenizerUnavailable" and not limited:
+            return f"tokenizing answered a 422 that is neither unavailable nor a limit: {error}"
         return None
     tokens, count = answer.get("tokens"), answer.get("count")
     if type(tokens) is not list or type(count) is not int or count < len(tokens):
@@ -139,10 +153,12 @@ def tokenize_and_check(
     label: str,
     case: str,
     request: dict[str, Any],
+    fresh: bool = False,
 ) -> dict[str, Any] | None:
     """POST `request` to /api/tokenize, count the status, and check the answer."""
     body = json.dumps(request).encode()
-    status, answer = send_or_fail(send, result, case, ("POST", "/api/tokenize", body, JSON))
+    sent = Request("POST", "/api/tokenize", body, fresh=fresh)
+    status, answer = send_or_fail(send, result, case, sent)
     result.record_tokenize(label, status)
     if status == 0:
         return None
@@ -152,8 +168,9 @@ def tokenize_and_check(
         return None
     parsed = json_object(answer)
     if status == 422 and parsed is not None:
-        limit = parsed["error"].get("limit")
-        result.note(f"tokenize 422 ({limit or 'tokenizer failed or unsupported'})")
+        error = parsed["error"]
+        why = error.get("limit") or "tokenizer failed or unsupported"
+        result.note(f"tokenize 422 {error['type']} ({why})")
     return parsed
 
 
@@ -213,8 +230,13 @@ class Fuzzer:
     def in_process(self, client: Any, count: int, start: int = 0) -> FuzzResult:
         """Cases `start` .. `start + count` through a Flask test client."""
 
-        def send(method: str, path: str, body: bytes, content_type: str) -> tuple[int, bytes]:
-            answer = client.open(path, method=method, data=body, content_type=content_type)
+        def send(request: Request) -> tuple[int, bytes]:
+            answer = client.open(
+                request.path,
+                method=request.method,
+                data=request.body,
+                content_type=request.content_type,
+            )
             return answer.status_code, answer.get_data()
 
         return self._run(range(start, start + count), [send])
@@ -226,8 +248,10 @@ class Fuzzer:
         connections = [Client(server.port, REQUEST_TIMEOUT_S) for _ in range(clients)]
 
         def sender(client: Client) -> Send:
-            def send(method: str, path: str, body: bytes, content_type: str) -> tuple[int, bytes]:
-                answer = client.request(method, path, body, content_type)
+            def send(request: Request) -> tuple[int, bytes]:
+                if request.fresh:
+                    client.close()  # the next request opens a new connection
+                answer = client.request(*request[:4])
                 return answer.status, answer.body
 
             return send

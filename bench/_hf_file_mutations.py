@@ -258,5 +258,25 @@ def config_root(rng: random.Random, case: Case) -> str:
     return f"root-{name}"
 
 
+def huge_config(rng: random.Random, case: Case) -> str:
+    """A config that holds megabytes: in a special token, in templates just under the
+    template cap, or in entries the reader passes over."""
+    config = _config(rng, case)
+    size = rng.choice([1, 8, 40]) << 20
+    where = rng.randrange(3)
+    if where == 0:
+        config[rng.choice(CONFIG_FIELDS[1:8])] = f"<{rng.getrandbits(32):x}>" + "x" * size
+    elif where == 1:
+        template = "{{ messages }}" + "x" * (250_000 - 14)
+        config["chat_template"] = [
+            {"name": f"t{i}", "template": template} for i in range(size // 250_000)
+        ]
+    else:
+        config["added_tokens_decoder"] = {
+            str(i): {"content": f"<extra_{i}>", "special": True} for i in range(size // 40)
+        }
+    return f"huge-config-{where}-{size >> 20}MB"
+
+
 CONFIG_MUTATIONS: list[DocOp] = [config_field, config_field, config_field, many_templates,
-                                 config_root]  # fmt: skip
+                                 config_root, huge_config]  # fmt: skip

@@ -320,7 +320,28 @@ def _post_processor(rng: random.Random, case: Case) -> str:
     return "post-processor"
 
 
-VOCAB_MUTATIONS = [_huge, _odd_ids, _merges, _empty, _parameters, _added, _added, _post_processor]
+def _padding(rng: random.Random, case: Case) -> str:
+    """Padding to a fixed length (every text becomes that many tokens), or truncation."""
+    tokenizer = ensure_tokenizer(rng, case)
+    if rng.random() < 0.3:
+        tokenizer["truncation"] = {
+            "direction": rng.choice(["Right", "Left", "Up"]), "max_length": rng.choice(ODD_IDS),
+            "strategy": rng.choice(["LongestFirst", "OnlySecond", "Nope"]),
+            "stride": rng.choice([0, 5, 2**64 - 1]),
+        }  # fmt: skip
+        return "truncation"
+    length = rng.choice([100_000, 1_000_000, 10_000_000, 100_000_000, 2**32])
+    tokenizer["padding"] = {
+        "strategy": {"Fixed": length} if rng.random() < 0.7 else "BatchLongest",
+        "direction": rng.choice(["Right", "Left"]), "pad_id": rng.choice(ODD_IDS),
+        "pad_to_multiple_of": rng.choice([None, None, 0, length]), "pad_type_id": 0,
+        "pad_token": rng.choice(["<pad>", "", "x" * 10_000]),
+    }  # fmt: skip
+    return f"padding-{length}"
+
+
+VOCAB_MUTATIONS = [_huge, _odd_ids, _merges, _empty, _parameters, _added, _added, _post_processor,
+                   _padding]  # fmt: skip
 
 
 def vocab(rng: random.Random, case: Case) -> str:

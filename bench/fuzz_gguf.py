@@ -44,6 +44,7 @@ from pathlib import Path
 from bench._fuzz import (
     Fuzzer,
     FuzzResult,
+    Request,
     Send,
     arguments,
     send_or_fail,
@@ -417,7 +418,7 @@ def run_case(send: Send, index: int, result: FuzzResult, seed_value: int = DEFAU
     """Upload case `index`; when it loads with a usable vocabulary, tokenize with it too."""
     label, seed, data = mutate(index, seed_value)
     case = f"case {index} ({label} of {seed}, {len(data)} bytes)"
-    request = ("POST", "/api/sources/gguf?name=fuzz.gguf", data, "application/octet-stream")
+    request = Request("POST", "/api/sources/gguf?name=fuzz.gguf", data, "application/octet-stream")
     status, body = send_or_fail(send, result, case, request)
     result.record(label, status, len(data))
     if status == 0:

@@ -20,21 +20,24 @@ writes its files). The families:
   past the upload cap), sparse, huge, negative or shared ids, broken merges, empty
   vocabularies, odd model settings, added tokens with odd ids and contents (empty, NUL,
   300 KB, a lone surrogate) or by the hundred thousand, post-processors adding ids past
-  the vocabulary;
+  the vocabulary, padding to millions of tokens, odd truncation;
 - `json`: a wrong type anywhere, nesting past the parsers' limits, NaN, Infinity and
   huge numbers, a key twice, truncation, invalid UTF-8, a BOM or trailing garbage;
 - `config`: every field the reader takes from `tokenizer_config.json` with other types
   (`chat_template` a number, an object, lists of wrong shapes; special tokens as lists,
   numbers, objects without content; flags as strings), thousands of named templates,
-  a config or `chat_template.json` that is not an object;
+  configs of megabytes (a special token, templates just under the template cap, added
+  tokens), a config or `chat_template.json` that is not an object;
 - `upload`: odd or unknown file names, a file twice, no file, thousands of parts, a cut
   multipart body;
 - `combo`: two to four of the mutations above.
 
 Every upload must answer 200 (a source with an id), 422 (an `HFFileError` naming a file
-sent, or a `LimitExceeded` naming its limit), 413 or 400; a source that loads with a
-supported tokenizer must tokenize `PROBE_TEXT` and the case's probe texts with 200
-(spans inside the text) or 422 (`TokenizerUnavailable`). Against a gunicorn it starts
+sent, or a `LimitExceeded` naming its limit), 413 or 400. A source that loads must read
+back the same (`GET /api/sources/<id>` on a new connection, so perhaps from the other
+gunicorn worker, which rebuilds it from the database); one with a supported tokenizer
+must tokenize `PROBE_TEXT` and the case's probe texts with 200 (spans inside the text)
+or 422 (`TokenizerUnavailable`), the last one on a new connection too. Against a gunicorn it starts
 (source workers capped by `--source-memory-mb`, 512 by default), with the health checks
 of `bench/_fuzz.py`: the same gunicorn workers, no traceback in the log, memory growth
 of the process tree under `--memory-budget-mb` (by default every source worker at its
@@ -50,7 +53,7 @@ import re
 import sys
 from dataclasses import dataclass
 from functools import partial
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from bench import _hf_file_mutations as files
@@ -58,6 +61,7 @@ from bench import _hf_tokenizer_mutations as tokenizer
 from bench._fuzz import (
     Fuzzer,
     FuzzResult,
+    Request,
     Send,
     arguments,
     json_object,
@@ -117,7 +121,9 @@ class HFCase:
 
     @property
     def names(self) -> set[str]:
-        return {part.name or "unnamed" for part in self.parts}
+        """The file names sent, and their last parts (what the reader names files by)."""
+        names = {part.name or "unnamed" for part in self.parts}
+        return names | {PurePosixPath(name).name for name in names}
 
 
 def seed_case(rng: random.Random) -> tuple[str, Case]:
@@ -231,7 +237,7 @@ def run_case(send: Send, index: int, result: FuzzResult, seed_value: int = DEFAU
     """Upload case `index`; when it loads with a supported tokenizer, tokenize with it."""
     hf = mutate(index, seed_value)
     case = f"case {index} ({hf.label} of {hf.seed}, {len(hf.body)} bytes)"
-    request = ("POST", "/api/sources/hf", hf.body, hf.content_type)
+    request = Request("POST", "/api/sources/hf", hf.body, hf.content_type)
     status, body = send_or_fail(send, result, case, request)
     result.record(hf.label, status, len(hf.body))
     if status == 0:
@@ -242,13 +248,41 @@ def run_case(send: Send, index: int, result: FuzzResult, seed_value: int = DEFAU
         return
     answer = json.loads(body)
     result.note(_outcome(status, answer))
-    if status == 200 and answer["tokenizer"] and answer["tokenizer"]["supported"]:
-        for probe in hf.probes:
+    if status != 200:
+        return
+    check_reloaded(send, result, case, answer)
+    if answer["tokenizer"] and answer["tokenizer"]["supported"]:
+        for number, probe in enumerate(hf.probes):
             ask = {"source": answer["id"], "text": probe.text, "add_special": probe.add_special,
                    "parse_special": probe.parse_special}  # fmt: skip
-            tokenized = tokenize_and_check(send, result, hf.label, case, ask)
+            fresh = number == len(hf.probes) - 1  # perhaps in the other gunicorn worker
+            tokenized = tokenize_and_check(send, result, hf.label, case, ask, fresh)
             if hf.label == "seed" and (tokenized is None or "tokens" not in tokenized):
                 result.fail(case, "an unmutated seed did not tokenize")
+
+
+#: What a loaded source must say the same when it is read back.
+SAME_WHEN_READ_BACK = ("id", "templates", "special_tokens", "add_bos_token", "add_eos_token")
+
+
+def check_reloaded(send: Send, result: FuzzResult, case: str, loaded: dict[str, Any]) -> None:
+    """`GET /api/sources/<id>` on a new connection (so perhaps from another gunicorn
+    worker, which rebuilds it from the database) must give back the same source, or say
+    which limit rebuilding it ran into."""
+    request = Request("GET", f"/api/sources/{loaded['id']}", fresh=True)
+    status, body = send_or_fail(send, result, case, request)
+    answer = json_object(body) or {}
+    error = answer.get("error") or {}
+    if status == 422 and error.get("type") == "LimitExceeded" and error.get("limit"):
+        result.note(f"read back: 422 LimitExceeded ({error['limit']})")
+        return
+    if status != 200:
+        if status:
+            result.fail(case, f"reading the source back answered {status}: {body[:200]!r}")
+        return
+    changed = [key for key in SAME_WHEN_READ_BACK if answer.get(key) != loaded[key]]
+    if changed:
+        result.fail(case, f"the source read back differs in {changed}")
 
 
 def fuzzer(seed_value: int = DEFAULT_SEED) -> Fuzzer:
