@@ -15,9 +15,12 @@ import time
 
 import pytest
 from gguf import GGUFWriter
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from tokenizers import Regex, Tokenizer, models, normalizers, pre_tokenizers
 
 from app import create_app
+from app.sources.hf import canonical_files
 from tests.conftest import start_gunicorn
 
 MiB = 1 << 20
@@ -220,6 +223,43 @@ def test_large_source_summaries_do_not_pile_up_in_the_web_process(live_server):
         upload(number)
     # Each of those ten sources used to stay: 320 MB more.
     assert live_server.web_rss() - before < 160 * MiB
+
+
+# Found by bench/fuzz_hf.py's memory figures: the web process decoded each upload and wrote
+# it again as JSON text before handing it to a worker, about ten copies of a file with one
+# character outside the BMP (Python then spends four bytes on every character), and kept
+# most of that memory after the requests.
+def test_uploads_cost_the_web_process_a_few_copies_at_most(live_server):
+    def upload(number: int) -> int:
+        text = '{"x": "' + "x" * 40 * MiB + f'😀{number}"}}'
+        status, _ = upload_hf(live_server, {"tokenizer.json": text})
+        return status
+
+    upload(0)
+    before = live_server.web_rss()
+    peak = live_server.peak_web_rss(lambda: [upload(n) for n in range(1, 4)])
+    # One such upload at a time used to take the web process 400 MB more.
+    assert peak - before < 200 * MiB
+
+
+@settings(max_examples=300)
+@given(st.dictionaries(st.text(), st.text(alphabet=st.characters(codec="utf-8"))))
+def test_uploaded_files_are_stored_as_the_json_they_always_were(files):
+    """The stored bytes, whose SHA-256 is the source's id, are still `json`'s own."""
+    expected = json.dumps(files, sort_keys=True, ensure_ascii=False).encode()
+    assert canonical_files({name: text.encode() for name, text in files.items()}) == expected
+
+
+def test_a_file_that_is_not_utf8_is_named(client):
+    for bad in (b"\xff", b'{"a": "\xed\xa0\x80"}', b"caf\xc3", b"\xc0\x80"):
+        data = {
+            "f0": (io.BytesIO(b"{}"), "tokenizer_config.json"),
+            "f1": (io.BytesIO(bad), "x.jinja"),
+        }
+        answer = client.post("/api/sources/hf", data=data, content_type="multipart/form-data")
+        assert answer.status_code == 422
+        assert answer.json["error"]["file"] == "x.jinja"
+        assert answer.json["error"]["message"] == "x.jinja: not UTF-8 text"
 
 
 # --- Finding 4: unbounded CPU in the web process -----------------------------------------

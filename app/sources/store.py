@@ -11,7 +11,6 @@ those bytes when it has not built it yet.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 import threading
 import time
@@ -21,6 +20,7 @@ from dataclasses import dataclass, replace
 
 from app.budget import OverLimit
 from app.sources.gguf import IncompleteHeader
+from app.sources.hf import canonical_files
 from app.sources.service import SourceFailed, SourceWorkers
 from app.sources.source import Source
 from app.sources.worker import Loaded, Refused, Tokenized, TokenRun, Unbuildable
@@ -105,9 +105,10 @@ class SourceStore:
             self._keep(source, GGUF, prefix[: loaded.stored_bytes])
         return source
 
-    def load_hf(self, files: dict[str, str]) -> Source:
-        """Read Hugging Face files; raises `SourceRefused` naming a malformed one."""
-        canonical = json.dumps(files, sort_keys=True, ensure_ascii=False).encode()
+    def load_hf(self, files: dict[str, bytes]) -> Source:
+        """Read Hugging Face files (name -> UTF-8 text); raises `SourceRefused` naming a
+        malformed one."""
+        canonical = canonical_files(files)
         loaded = self._load(HF, canonical, None)
         assert isinstance(loaded, Loaded)
         if self._remembered(loaded.source.id) is None:
