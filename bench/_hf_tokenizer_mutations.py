@@ -152,8 +152,9 @@ def grow(rng: random.Random, case: Case) -> str:
 
 # --------------------------------------------------------------------------- vocabularies
 
-#: Characters of generated tokens (every string over it, shortest first).
-ALPHABET = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789▁.,!"
+#: Characters of generated tokens (every string over it, shortest first); one outside the
+#: BMP, as real vocabularies have, makes Python spend four bytes on each character.
+ALPHABET = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789▁.,!😀"
 #: Vocabulary sizes of `huge`: most within the 64 MiB upload cap; 3 million tokens
 #: are 50 MB as WordLevel and 90 MB as BPE (with merges) or Unigram (with scores).
 HUGE_SIZES = ([10_000, 100_000, 500_000, 1_000_000, 2_000_000, 3_000_000],
