@@ -291,7 +291,10 @@ class Fuzzer:
                     index = next(todo, None)
                 if index is None:
                     return
-                self.run_case(send, index, result)
+                try:
+                    self.run_case(send, index, result)
+                except Exception as error:  # a bug of the bench: a failure, not a lost case
+                    result.fail(f"case {index}", f"the bench failed: {error!r}")
 
         threads = [threading.Thread(target=work, args=(s,), daemon=True) for s in senders]
         started = time.perf_counter()

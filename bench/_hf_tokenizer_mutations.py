@@ -230,7 +230,9 @@ def _odd_ids(rng: random.Random, case: Case) -> str:
         if isinstance(vocab, dict):
             vocab[key] = new
         else:  # Unigram: [piece, score]; give the score instead
-            vocab[key] = [vocab[key][0], rng.choice([float("nan"), float("inf"), 1e308, -1e308])]
+            score = rng.choice([float("nan"), float("inf"), 1e308, -1e308])
+            piece = vocab[key][0] if isinstance(vocab[key], list) and vocab[key] else "x"
+            vocab[key] = [piece, score]
     if "unk_id" in model and rng.random() < 0.5:
         model["unk_id"] = rng.choice(ODD_IDS)
     return "ids-shared" if shared else "ids-odd"
@@ -260,9 +262,8 @@ def _empty(rng: random.Random, case: Case) -> str:
     model["vocab"] = [] if model.get("type") == "Unigram" else {}
     if "merges" in model:
         model["merges"] = []
-    ensure_tokenizer(rng, case)["added_tokens"] = (
-        [] if rng.random() < 0.5 else ensure_tokenizer(rng, case).get("added_tokens", [])
-    )
+    if rng.random() < 0.5:
+        ensure_tokenizer(rng, case)["added_tokens"] = []
     return "empty"
 
 
