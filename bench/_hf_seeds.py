@@ -1,18 +1,20 @@
 """Seeds of the Hugging Face fuzzer: realistic tokenizer files, built here with `tokenizers`.
 
-Five `tokenizer.json` files, trained in moments on `CORPUS` (so no download and no file
-of another project): byte-level BPE as GPT-2 and Llama 3 write it, a SentencePiece-like
-BPE with byte fallback behind a `Prepend`/`Replace` normalizer as Llama 2's, WordPiece
-as BERT's, Unigram and WordLevel. Beside them, `tokenizer_config.json` files (a chat
-template as a string or as a list of named templates, special tokens as strings and as
-AddedToken objects, `add_bos_token`/`add_eos_token`), `chat_template.jinja`, a named
-`tool_use.jinja` and the legacy `chat_template.json`. Each seed is a parsed JSON value
-(or a template's text), for the mutations to work on.
+Six `tokenizer.json` files, trained in moments on `CORPUS` (so no download and no file
+of another project), the same in every process: byte-level BPE as GPT-2 and Llama 3
+write it, a SentencePiece-like BPE with byte fallback behind a `Prepend`/`Replace`
+normalizer as Llama 2's, WordPiece as BERT's, Unigram as T5's, and WordLevel. Beside
+them, `tokenizer_config.json` files (a chat template as a string or as a list of named
+templates, special tokens as strings and as AddedToken objects, `add_bos_token` and
+`add_eos_token`), `chat_template.jinja`, a named `tool_use.jinja` and the legacy
+`chat_template.json`. Each seed is a parsed JSON value (or a template's text), for the
+mutations to work on.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import random
 from functools import cache
 from typing import Any
@@ -118,14 +120,29 @@ def sentencepiece_bpe() -> dict[str, Any]:
     return spec
 
 
+def _bpe_vocabulary(tokenizer: Tokenizer, size: int, specials: list[str], **options: Any) -> None:
+    """Train `tokenizer` (its normaliser and pre-tokenizer set) as BPE: the BPE trainer
+    gives the same vocabulary in every process, which the WordPiece and Unigram trainers
+    do not (they break ties in hash-map order), and the cases must be reproducible."""
+    tokenizer.model = models.BPE(**options)
+    trainer = tr.BpeTrainer(
+        vocab_size=size, special_tokens=specials, show_progress=False, **options
+    )
+    tokenizer.train_from_iterator(corpus_lines(), trainer)
+
+
 def wordpiece() -> dict[str, Any]:
-    """BERT: its normalizer and pre-tokenizer, WordPiece, `[CLS] $A [SEP]`."""
-    tokenizer = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+    """BERT: its normalizer and pre-tokenizer, WordPiece over the pieces BPE learnt, each
+    also as a continuation (`##piece`), `[CLS] $A [SEP]`."""
+    tokenizer = Tokenizer(models.WordPiece())
     tokenizer.normalizer = normalizers.BertNormalizer(lowercase=True)
     tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
     specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-    trainer = tr.WordPieceTrainer(vocab_size=700, special_tokens=specials, show_progress=False)
-    tokenizer.train_from_iterator(corpus_lines(), trainer)
+    _bpe_vocabulary(tokenizer, 400, specials)
+    learnt = [piece for piece, _ in sorted(tokenizer.get_vocab().items(), key=lambda i: i[1])]
+    pieces = learnt + ["##" + piece for piece in learnt[len(specials) :]]
+    vocab = {piece: index for index, piece in enumerate(pieces)}
+    tokenizer.model = models.WordPiece(vocab, unk_token="[UNK]")
     tokenizer.post_processor = processors.TemplateProcessing(
         single="[CLS] $A [SEP]",
         pair="[CLS] $A [SEP] $B:1 [SEP]:1",
@@ -136,16 +153,16 @@ def wordpiece() -> dict[str, Any]:
 
 
 def unigram() -> dict[str, Any]:
-    """T5-like: NFKC, Metaspace, Unigram, `$A </s>`."""
+    """T5-like: NFKC, Metaspace, Unigram (pieces learnt by BPE, scored by their rank),
+    `$A </s>`."""
     tokenizer = Tokenizer(models.Unigram())
     tokenizer.normalizer = normalizers.NFKC()
     tokenizer.pre_tokenizer = pre_tokenizers.Metaspace()
     tokenizer.decoder = decoders.Metaspace()
-    trainer = tr.UnigramTrainer(
-        vocab_size=500, special_tokens=["<pad>", "</s>", "<unk>"], unk_token="<unk>",
-        show_progress=False,
-    )  # fmt: skip
-    tokenizer.train_from_iterator(corpus_lines(), trainer)
+    _bpe_vocabulary(tokenizer, 500, ["<pad>", "</s>", "<unk>"])
+    ranked = sorted(tokenizer.get_vocab().items(), key=lambda item: item[1])
+    pieces = [(piece, -math.log(rank + 2)) for rank, (piece, _) in enumerate(ranked)]
+    tokenizer.model = models.Unigram(pieces, unk_id=2, byte_fallback=False)
     tokenizer.post_processor = processors.TemplateProcessing(
         single="$A </s>", special_tokens=[("</s>", 1)]
     )

@@ -49,8 +49,8 @@ from bench._fuzz import (
     arguments,
     send_or_fail,
     serve_and_fuzz,
-    tokenize_and_check,
 )
+from bench._fuzz_checks import tokenize_and_check
 
 DEFAULT_SEED = 20261129
 #: Arrays of a shrunk seed keep this many items.

@@ -58,17 +58,17 @@ from typing import Any
 
 from bench import _hf_file_mutations as files
 from bench import _hf_tokenizer_mutations as tokenizer
+from bench import _hf_vocab_mutations as vocabulary
 from bench._fuzz import (
     Fuzzer,
     FuzzResult,
     Request,
     Send,
     arguments,
-    json_object,
     send_or_fail,
     serve_and_fuzz,
-    tokenize_and_check,
 )
+from bench._fuzz_checks import json_object, tokenize_and_check
 from bench._hf_case import Case, Part, Probe, multipart
 from bench._hf_seeds import config_seeds, template_file_seeds, tokenizer_seeds
 
@@ -80,7 +80,7 @@ FAMILIES: dict[str, tuple[int, list[Any]]] = {
     "seed": (3, []),
     "regex": (14, [tokenizer.regex]),
     "grow": (10, [tokenizer.grow]),
-    "vocab": (16, [tokenizer.vocab]),
+    "vocab": (16, [vocabulary.vocab]),
     "json": (20, [files.wrong_type, files.wrong_type, files.deep, files.huge_number,
                   files.duplicate_key, files.truncate, files.truncate, files.invalid_utf8,
                   files.framing]),

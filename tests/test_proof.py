@@ -9,16 +9,20 @@ The full runs are `bench/load.py`, `bench/fuzz_gguf.py`, `bench/fuzz_hf.py` and
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
+import os
 import shutil
 import struct
+import subprocess
+import sys
 
 import pytest
 
 from app import create_app
 from bench import _fuzz, _hf_seeds, durability, fuzz_gguf, fuzz_hf, load
-from bench._server import Server
+from bench._server import ROOT, Server
 
 
 @pytest.fixture()
@@ -194,9 +198,24 @@ def test_fuzzed_hf_files_through_gunicorn():
         _close(server)
 
 
+#: Prints the SHA-256 of cases 0..59 of the HF fuzzer, as another process makes them.
+HF_CASES_DIGEST = (
+    "import hashlib; from bench.fuzz_hf import mutate; "
+    "print(hashlib.sha256(b''.join(mutate(i).body for i in range(60))).hexdigest())"
+)
+
+
 def test_hf_fuzz_cases_are_reproducible():
     assert fuzz_hf.mutate(1234) == fuzz_hf.mutate(1234)
     assert fuzz_hf.mutate(1234).body != fuzz_hf.mutate(1235).body
+    # The same in another process (its own hash seed): the seeds are trained in each.
+    here = hashlib.sha256(b"".join(fuzz_hf.mutate(i).body for i in range(60))).hexdigest()
+    env = {**os.environ, "PYTHONHASHSEED": "12345"}
+    there = subprocess.run(
+        [sys.executable, "-c", HF_CASES_DIGEST],
+        cwd=ROOT, env=env, capture_output=True, text=True, check=True, timeout=120,
+    ).stdout.strip()  # fmt: skip
+    assert here == there
 
 
 # --------------------------------------------------------------------------- durability
