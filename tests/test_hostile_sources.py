@@ -8,6 +8,7 @@ beyond the vocabulary's size.
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import struct
@@ -260,6 +261,25 @@ def test_a_file_that_is_not_utf8_is_named(client):
         assert answer.status_code == 422
         assert answer.json["error"]["file"] == "x.jinja"
         assert answer.json["error"]["message"] == "x.jinja: not UTF-8 text"
+
+
+# Found by bench/fuzz_hf.py (case 8266 of its seed, 20,000-case run): files accepted when
+# building their tokenizer ran into a limit (so their tokenizer.json was not read to the
+# end) were refused when read back, by a worker with more room: 404 for a source that
+# had loaded. A stored row stands for that upload here.
+def test_a_source_stored_without_its_tokenizer_reads_back(app, client):
+    files = {"chat_template.jinja": b"T{{ messages }}", "tokenizer.json": b'{"model": {"ty'}
+    data = canonical_files(files)
+    source_id = hashlib.sha256(data).hexdigest()
+    app.extensions["source_store"].database.put_source(source_id, "hf", data)
+    answer = client.get(f"/api/sources/{source_id}")
+    assert answer.status_code == 200, answer.get_data()
+    assert answer.json["templates"] == {"default": "T{{ messages }}"}
+    assert answer.json["tokenizer"]["supported"] is False
+    assert "tokenizer.json" in answer.json["tokenizer"]["reason"]
+    tokens = client.post("/api/tokenize", json={"source": source_id, "text": "a"})
+    assert tokens.status_code == 422
+    assert tokens.json["error"]["type"] == "TokenizerUnavailable"
 
 
 # --- Finding 4: unbounded CPU in the web process -----------------------------------------

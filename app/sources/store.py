@@ -126,8 +126,12 @@ class SourceStore:
             return None
         try:
             loaded = self._load(stored.kind, stored.data, None)
-        except SourceRefused:
-            return None  # stored by a version that read more than this one does
+        except SourceRefused as refused:
+            # Stored when building its tokenizer ran into a limit, so that its tokenizer.json
+            # was not read to the end: it reads back as it loaded then, without a tokenizer.
+            # (Refused again: stored by a version that read more than this one does.)
+            why = refused.refused.message
+            loaded = self.workers.load(stored.kind, stored.data, None, unbuilt=why)
         if not isinstance(loaded, Loaded) or loaded.source.id != source_id:
             return None
         return self._remember(loaded.source)
