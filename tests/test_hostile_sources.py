@@ -282,6 +282,23 @@ def test_a_source_stored_without_its_tokenizer_reads_back(app, client):
     assert tokens.json["error"]["type"] == "TokenizerUnavailable"
 
 
+# Found by bench/fuzz_hf.py (case 19714): a BPE with byte fallback whose end-of-word suffix
+# is not in its vocabulary spells the suffix in byte tokens placed past the end of the text.
+def test_token_spans_stay_inside_the_text(client):
+    vocab = {"<unk>": 0, "a": 1, "b": 2, **{f"<0x{b:02X}>": 3 + b for b in range(256)}}
+    model = models.BPE(vocab, [], unk_token="<unk>", byte_fallback=True, end_of_word_suffix="</w>")
+    tokenizer = Tokenizer(model)
+    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
+    files = {"files": (io.BytesIO(tokenizer.to_str().encode()), "tokenizer.json")}
+    source = client.post("/api/sources/hf", data=files).json
+    for text in ("ab", "a b 🍂"):
+        answer = client.post("/api/tokenize", json={"source": source["id"], "text": text})
+        assert answer.status_code == 200
+        pieces = "".join(t["piece"] for t in answer.json["tokens"])
+        assert "</w>" in pieces  # the suffix, spelt in bytes
+        assert all(0 <= t["start"] <= t["end"] <= len(text) for t in answer.json["tokens"])
+
+
 # --- Finding 4: unbounded CPU in the web process -----------------------------------------
 
 

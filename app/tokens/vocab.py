@@ -230,8 +230,11 @@ class VocabTokenizer:
             enc = self.tokenizer.encode(text, add_special_tokens=add_special)
         special = self.special_ids
         piece = self.piece
+        # Spans end in the text: the library places tokens it adds after a word (a BPE
+        # `end_of_word_suffix` spelt in byte-fallback tokens) past its end.
+        n = len(text)
         return [
-            Token(i, piece(i), s, e, i in special)
+            Token(i, piece(i), min(s, n), min(e, n), i in special)
             for i, (s, e) in zip(enc.ids, enc.offsets, strict=True)
         ]
 
