@@ -9,6 +9,7 @@ that `Case.parts` replaces with the text.
 
 from __future__ import annotations
 
+import copy
 import json
 import random
 from collections.abc import Iterator
@@ -89,6 +90,13 @@ def multipart(parts: list[Part], rng: random.Random) -> tuple[bytes, str]:
 
 
 # --------------------------------------------------------------------------- JSON paths
+
+
+def pick(rng: random.Random, values: list[Any]) -> Any:
+    """A copy of one of `values`: a module's list or object, put in a case as it is, would
+    be changed by the case's next mutation, for every later case (or made to hold itself)."""
+    return copy.deepcopy(rng.choice(values))
+
 
 Path = tuple[Any, ...]
 

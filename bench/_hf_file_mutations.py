@@ -13,7 +13,7 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from bench._hf_case import CONFIG, TOKENIZER, Case, Part, get, pick_node, put
+from bench._hf_case import CONFIG, TOKENIZER, Case, Part, get, pick, pick_node, put
 from bench._hf_seeds import config_seeds
 
 DocOp = Callable[[random.Random, Case], str]
@@ -45,7 +45,7 @@ def _replace_node(rng: random.Random, case: Case, value: Any) -> bool:
 
 
 def wrong_type(rng: random.Random, case: Case) -> str:
-    replaced = _replace_node(rng, case, rng.choice(ODD_VALUES))
+    replaced = _replace_node(rng, case, pick(rng, ODD_VALUES))
     return "wrong-type" if replaced else "wrong-type-none"
 
 
@@ -230,7 +230,7 @@ def config_field(rng: random.Random, case: Case) -> str:
             shapes = FLAG_SHAPES
         else:
             shapes = TOKEN_SHAPES if rng.random() < 0.7 else ODD_VALUES
-        config[name] = rng.choice(shapes)
+        config[name] = pick(rng, shapes)
         if rng.random() < 0.1 and not name.startswith("add_"):
             # A lone surrogate, escaped as JSON allows and no UTF-8 can carry.
             config[name] = case.fragment(rng.choice(['"\\ud800{{ x }}"', '{"content": "\\udfff"}']))
@@ -254,7 +254,7 @@ def config_root(rng: random.Random, case: Case) -> str:
     """A config or `chat_template.json` that is not an object, or lacks its field."""
     name = rng.choice([CONFIG, "chat_template.json"])
     case.docs[name] = rng.choice([[], "x", 1, None, [{"chat_template": "x"}], {"chat": "x"},
-                                  {"chat_template": rng.choice(TEMPLATE_SHAPES)}])  # fmt: skip
+                                  {"chat_template": pick(rng, TEMPLATE_SHAPES)}])  # fmt: skip
     return f"root-{name}"
 
 

@@ -13,7 +13,7 @@ import json
 import random
 from typing import Any
 
-from bench._hf_case import TOKENIZER, Case, Probe
+from bench._hf_case import TOKENIZER, Case, Probe, pick
 from bench._hf_seeds import tokenizer_seeds
 
 # --------------------------------------------------------------------------- regexes
@@ -139,7 +139,7 @@ def grow(rng: random.Random, case: Case) -> str:
         name = f"nested{depth}-{name}"
     elif shape == 2:  # one long Sequence
         count = rng.choice([16, 1000, 100_000])
-        step = {"type": "Sequence", "normalizers": [rng.choice(_FLAT) for _ in range(count)]}
+        step = {"type": "Sequence", "normalizers": [pick(rng, _FLAT) for _ in range(count)]}
         name = f"sequence{count}"
     original = tokenizer.get("normalizer")
     if original and rng.random() < 0.5:
