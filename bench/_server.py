@@ -28,6 +28,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -136,6 +137,8 @@ class Server:
         self.env.setdefault("PROMETHEUS_MULTIPROC_DIR", self.metrics_dir)
         self.log: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 (closed by close())
         self.process: subprocess.Popen | None = None
+        #: Seconds the last `start()` took until /healthz answered.
+        self.startup_seconds = 0.0
 
     def start(self) -> float:
         """Start gunicorn and wait for /healthz; returns the seconds it took."""
@@ -147,7 +150,8 @@ class Server:
             stderr=subprocess.STDOUT,
             start_new_session=True,  # its own process group: kill9() takes all of it
         )
-        return self.wait_healthy()
+        self.startup_seconds = self.wait_healthy()
+        return self.startup_seconds
 
     def wait_healthy(self) -> float:
         assert self.process is not None
@@ -191,6 +195,11 @@ class Server:
     def rss_bytes(self) -> int:
         """Resident memory of the master, its workers and their sandbox processes."""
         return rss_bytes(process_tree(self.pid))
+
+    def web_rss_bytes(self) -> int:
+        """Resident memory of the master and its workers alone: the web processes, which
+        no memory limit caps (their worker processes have their own)."""
+        return rss_bytes([self.pid, *self.worker_pids()])
 
     def log_text(self) -> str:
         self.log.flush()
@@ -263,19 +272,42 @@ class Server:
         self.close()
 
 
+@contextlib.contextmanager
+def running(env: dict[str, str] | None = None) -> Iterator[Server]:
+    """A started `Server` with a temporary data folder; if the block fails, the tail of its
+    log is printed (what the server said is the first thing to read); stopped after, and
+    its data folder removed."""
+    server = Server(env)
+    try:
+        server.start()
+        yield server
+    except BaseException:
+        print(f"gunicorn log (tail):\n{server.tail()}", file=sys.stderr)
+        raise
+    finally:
+        server.close()
+        shutil.rmtree(server.data_dir, ignore_errors=True)
+
+
 class RssSampler:
-    """Samples a server's resident memory every `interval` seconds in a daemon thread."""
+    """Samples a server's resident memory every `interval` seconds in a daemon thread:
+    the whole process tree (`samples`) and the web processes alone (`web_samples`)."""
 
     def __init__(self, server: Server, interval: float = 0.2) -> None:
         self.server = server
         self.interval = interval
         self.samples: list[int] = []
+        self.web_samples: list[int] = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
+    def _sample(self) -> None:
+        self.samples.append(self.server.rss_bytes())
+        self.web_samples.append(self.server.web_rss_bytes())
+
     def _run(self) -> None:
         while not self._stop.is_set():
-            self.samples.append(self.server.rss_bytes())
+            self._sample()
             self._stop.wait(self.interval)
 
     def __enter__(self) -> RssSampler:
@@ -285,7 +317,7 @@ class RssSampler:
     def __exit__(self, *_: object) -> None:
         self._stop.set()
         self._thread.join(timeout=5)
-        self.samples.append(self.server.rss_bytes())
+        self._sample()
 
     @property
     def peak(self) -> int:
@@ -352,8 +384,7 @@ class Client:
             reused = self._used
             started = time.perf_counter()
             try:
-                connection.request(method, path, body=body, headers=headers)
-                response = connection.getresponse()
+                response, sent = self._exchange(connection, method, path, body, headers)
                 data = response.read()
             except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
                 self.close()
@@ -366,10 +397,33 @@ class Client:
                 raise
             elapsed_ms = (time.perf_counter() - started) * 1000
             self._used = True
-            if response.will_close:
+            if response.will_close or not sent:
                 self.close()
             return Response(response.status, data, elapsed_ms)
         raise AssertionError("unreachable")
+
+    @staticmethod
+    def _exchange(
+        connection: http.client.HTTPConnection,
+        method: str,
+        path: str,
+        body: bytes | None,
+        headers: dict[str, str],
+    ) -> tuple[http.client.HTTPResponse, bool]:
+        """Send the request and get the answer; and whether all the body went out.
+
+        A server may answer before it has read the body (a 413 for an upload over its
+        cap) and close the connection: sending the rest then fails, but the answer is
+        there to read. Only when there is none is the send's error raised.
+        """
+        try:
+            connection.request(method, path, body=body, headers=headers)
+        except (ConnectionResetError, BrokenPipeError) as error:
+            try:
+                return connection.getresponse(), False
+            except (http.client.HTTPException, OSError):
+                raise error from None
+        return connection.getresponse(), True
 
     def post_json(self, path: str, payload: Any) -> Response:
         return self.request("POST", path, json.dumps(payload).encode())

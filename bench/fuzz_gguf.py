@@ -23,32 +23,34 @@ Against a gunicorn it starts (2 workers × 4 threads, temporary data folder), fr
 `--clients` keep-alive threads. Every answer must be 200 (with an id), 409 (with
 `need_bytes` beyond the bytes sent), 422 (a GGUFError with an offset) or 413; no 5xx, no
 transport error. A source that loads with a usable vocabulary is then asked to tokenize
-`PROBE_TEXT` (specials on), which must answer 200 or 422. The gunicorn workers (the
-master's children, from /proc) must be the same processes at the end, with no worker
-exit, timeout or traceback in the log; the resident memory of the whole process tree is
-sampled throughout and its growth must stay under `--memory-budget-mb`. Prints counts
-per status and per mutation, throughput and memory (start, peak, end, and at each
-quarter of the run). `--count` cases (default 10,000); exits 1 on any failure.
+`PROBE_TEXT` (specials on), which must answer 200 (every token's span inside the text)
+or 422 (`TokenizerUnavailable`). Running the cases, the health checks around the run
+(the same gunicorn workers, no trouble in the log, memory growth under
+`--memory-budget-mb`) and the report are shared with `fuzz_hf` (`bench/_fuzz.py`).
+`--count` cases (default 10,000) from `--start`; exits 1 on any failure.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
-import shutil
 import struct
 import sys
-import threading
-import time
-from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
-from typing import Any
 
-from bench._server import Client, RssSampler, Server, mib
+from bench._fuzz import (
+    Fuzzer,
+    FuzzResult,
+    Request,
+    Send,
+    arguments,
+    send_or_fail,
+    serve_and_fuzz,
+)
+from bench._fuzz_checks import tokenize_and_check
 
 DEFAULT_SEED = 20261129
 #: Arrays of a shrunk seed keep this many items.
@@ -69,8 +71,6 @@ MUTATIONS = (
     ("splice", 4),
 )
 COMBO_WEIGHT = 10
-REQUEST_TIMEOUT_S = 60.0
-MAX_FAILURES_SHOWN = 10
 
 # GGUF value types (gguf-py's GGUFValueType), for the walk.
 _STRING, _ARRAY = 8, 9
@@ -413,208 +413,37 @@ def check_answer(status: int, body: bytes, sent: int) -> str | None:
 #: What a source that loaded is asked to tokenize (specials on, so ids like BOS are used).
 PROBE_TEXT = "<s>Hello wörld! 你好 <|im_start|>user\n\t 123 \u2581x</s>"
 
-#: send(method, path, body, content type) -> (status, body)
-Send = Callable[[str, str, bytes, str], tuple[int, bytes]]
-
-
-@dataclass
-class FuzzResult:
-    sent: int = 0
-    bytes_sent: int = 0
-    statuses: Counter = field(default_factory=Counter)
-    by_mutation: dict[str, Counter] = field(default_factory=dict)
-    tokenize: Counter = field(default_factory=Counter)
-    failures: list[str] = field(default_factory=list)
-    failed: int = 0
-    seconds: float = 0.0
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def record(self, label: str, status: int) -> None:
-        with self.lock:
-            self.sent += 1
-            self.statuses[status] += 1
-            self.by_mutation.setdefault(label.split("(")[0], Counter())[status] += 1
-
-    def fail(self, case: str, why: str) -> None:
-        with self.lock:
-            self.failed += 1
-            if len(self.failures) < MAX_FAILURES_SHOWN:
-                self.failures.append(f"{case}: {why}")
-
 
 def run_case(send: Send, index: int, result: FuzzResult, seed_value: int = DEFAULT_SEED) -> None:
     """Upload case `index`; when it loads with a usable vocabulary, tokenize with it too."""
     label, seed, data = mutate(index, seed_value)
     case = f"case {index} ({label} of {seed}, {len(data)} bytes)"
-    with result.lock:
-        result.bytes_sent += len(data)
-    try:
-        status, body = send(
-            "POST", "/api/sources/gguf?name=fuzz.gguf", data, "application/octet-stream"
-        )
-    except Exception as error:
-        result.record(label, 0)
-        result.fail(case, f"{type(error).__name__}: {error}")
+    request = Request("POST", "/api/sources/gguf?name=fuzz.gguf", data, "application/octet-stream")
+    status, body = send_or_fail(send, result, case, request)
+    result.record(label, status, len(data))
+    if status == 0:
         return
-    result.record(label, status)
     why = check_answer(status, body, len(data))
     if why is not None:
         result.fail(case, why)
         return
     answer = json.loads(body) if status == 200 else {}
-    if not (answer.get("tokenizer") or {}).get("supported"):
-        return
-    probe = json.dumps({"source": answer["id"], "text": PROBE_TEXT, "add_special": True})
-    try:
-        status, body = send("POST", "/api/tokenize", probe.encode(), "application/json")
-    except Exception as error:
-        status, body = 0, f"{type(error).__name__}: {error}".encode()
-    with result.lock:
-        result.tokenize[status] += 1
-    if status not in (200, 422):
-        result.fail(case, f"tokenizing with it answered {status}: {body[:200]!r}")
+    if (answer.get("tokenizer") or {}).get("supported"):
+        probe = {"source": answer["id"], "text": PROBE_TEXT, "add_special": True}
+        tokenize_and_check(send, result, label, case, probe)
 
 
-def fuzz_in_process(
-    client: Any, count: int, seed_value: int = DEFAULT_SEED, start: int = 0
-) -> FuzzResult:
-    """Cases `start` .. `start + count` through a Flask test client."""
-
-    def send(method: str, path: str, body: bytes, content_type: str) -> tuple[int, bytes]:
-        answer = client.open(path, method=method, data=body, content_type=content_type)
-        return answer.status_code, answer.get_data()
-
-    result = FuzzResult()
-    started = time.perf_counter()
-    for index in range(start, start + count):
-        run_case(send, index, result, seed_value)
-    result.seconds = time.perf_counter() - started
-    return result
-
-
-def fuzz_server(
-    server: Server, count: int, clients: int, seed_value: int = DEFAULT_SEED, start: int = 0
-) -> FuzzResult:
-    """Cases `start` .. `start + count` against a running server from `clients` threads."""
-    result = FuzzResult()
-    todo = iter(range(start, start + count))
-    todo_lock = threading.Lock()
-
-    def work() -> None:
-        client = Client(server.port, REQUEST_TIMEOUT_S)
-
-        def send(method: str, path: str, body: bytes, content_type: str) -> tuple[int, bytes]:
-            answer = client.request(method, path, body, content_type)
-            return answer.status, answer.body
-
-        try:
-            while True:
-                with todo_lock:
-                    index = next(todo, None)
-                if index is None:
-                    return
-                run_case(send, index, result, seed_value)
-        finally:
-            client.close()
-
-    threads = [threading.Thread(target=work, daemon=True) for _ in range(clients)]
-    started = time.perf_counter()
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    result.seconds = time.perf_counter() - started
-    return result
-
-
-@dataclass
-class ServerHealth:
-    workers_before: list[int]
-    workers_after: list[int]
-    trouble: dict[str, int]
-    rss_start: int
-    rss_peak: int
-    rss_end: int
-    rss_quartiles: list[int] = field(default_factory=list)
-
-    @property
-    def workers_unchanged(self) -> bool:
-        return bool(self.workers_before) and self.workers_before == self.workers_after
-
-
-def fuzz_with_health(
-    server: Server, count: int, clients: int, seed_value: int = DEFAULT_SEED, start: int = 0
-) -> tuple[FuzzResult, ServerHealth]:
-    """`fuzz_server`, with the worker pids, the log and the memory checked around it."""
-    workers_before = server.worker_pids()
-    rss_start = server.rss_bytes()
-    with RssSampler(server, interval=0.1) as sampler:
-        result = fuzz_server(server, count, clients, seed_value, start)
-    health = ServerHealth(
-        workers_before,
-        server.worker_pids(),
-        server.worker_trouble(),
-        rss_start,
-        sampler.peak,
-        server.rss_bytes(),
-        [sampler.samples[len(sampler.samples) * q // 4 - 1] for q in (1, 2, 3, 4)],
-    )
-    return result, health
+def fuzzer(seed_value: int = DEFAULT_SEED) -> Fuzzer:
+    """The GGUF cases of `--seed seed_value`."""
+    return Fuzzer(partial(run_case, seed_value=seed_value))
 
 
 # --------------------------------------------------------------------------- main
 
 
-def report(result: FuzzResult, health: ServerHealth | None, budget: int) -> bool:
-    statuses = ", ".join(
-        f"{status or 'transport error'}: {n}" for status, n in sorted(result.statuses.items())
-    )
-    rate = result.sent / result.seconds
-    sent = f"{result.bytes_sent / 2**20:.0f} MiB"
-    print(f"\ncases: {result.sent} ({sent} sent) in {result.seconds:.1f} s = {rate:.0f} cases/s")
-    print(f"statuses: {statuses}")
-    tokenized = ", ".join(f"{status}: {n}" for status, n in sorted(result.tokenize.items()))
-    print(f"tokenize with the sources that loaded: {tokenized or 'none'}")
-    for label, counts in sorted(result.by_mutation.items()):
-        shown = ", ".join(f"{status}: {n}" for status, n in sorted(counts.items()))
-        print(f"  {label:<9} {sum(counts.values()):>6}   {shown}")
-    five = sum(n for status, n in result.statuses.items() if status >= 500)
-    five_tokenize = sum(n for status, n in result.tokenize.items() if status >= 500)
-    print(
-        f"5xx: {five} on upload, {five_tokenize} on tokenize; answers not accepted "
-        f"(status, body or transport): {result.failed}"
-    )
-    for failure in result.failures:
-        print(f"  failure: {failure}")
-    ok = result.failed == 0
-    if health is not None:
-        growth = health.rss_peak - health.rss_start
-        print(
-            f"workers: {health.workers_before} -> {health.workers_after} "
-            f"({'unchanged' if health.workers_unchanged else 'CHANGED'}); log: "
-            f"{health.trouble or 'no worker exit, timeout or traceback'}"
-        )
-        print(
-            f"server RSS (master + workers + sandboxes): start {mib(health.rss_start)}, "
-            f"peak {mib(health.rss_peak)}, end {mib(health.rss_end)}; growth to peak "
-            f"{mib(growth)} (budget {mib(budget)}); at 25/50/75/100% of the run: "
-            + ", ".join(mib(rss) for rss in health.rss_quartiles)
-        )
-        ok = ok and health.workers_unchanged and not health.trouble and growth <= budget
-    print("result: " + ("PASS" if ok else "FAIL"))
-    return ok
-
-
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--count", type=int, default=10_000, help="cases to send")
+    parser = arguments(__doc__.splitlines()[0], count=10_000, budget_mb=512)
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
-    parser.add_argument("--clients", type=int, default=8, help="keep-alive client threads")
-    parser.add_argument("--workers", type=int, default=2, help="PLAYGROUND_WORKERS")
-    parser.add_argument("--threads", type=int, default=4, help="PLAYGROUND_THREADS")
-    parser.add_argument(
-        "--memory-budget-mb", type=int, default=512, help="allowed RSS growth (MiB)"
-    )
     parser.add_argument("--only", type=int, help="write case N to --out instead of fuzzing")
     parser.add_argument("--out", type=Path, help="where --only writes the case's bytes")
     args = parser.parse_args()
@@ -627,27 +456,13 @@ def main() -> int:
         print(f"case {args.only}: {label} of {seed}, {len(data)} bytes -> {args.out}")
         return 0
 
-    started = time.perf_counter()
     seeds = load_seeds()
     print(
         f"seeds: {len(seeds) // 2} vocabulary GGUF files, whole and shrunk to "
         f"{SHRUNK_ITEMS} items per array; seed {args.seed}; {args.count} cases from "
         f"{args.clients} client threads against {args.workers} workers × {args.threads} threads"
     )
-    env = {"PLAYGROUND_WORKERS": str(args.workers), "PLAYGROUND_THREADS": str(args.threads)}
-    server = Server(env)
-    try:
-        server.start()
-        result, health = fuzz_with_health(server, args.count, args.clients, args.seed)
-    except BaseException:
-        print(f"gunicorn log (tail):\n{server.tail()}", file=sys.stderr)
-        raise
-    finally:
-        server.close()
-        shutil.rmtree(server.data_dir, ignore_errors=True)
-    ok = report(result, health, args.memory_budget_mb * 2**20)
-    print(f"bench wall time {time.perf_counter() - started:.1f} s")
-    return 0 if ok else 1
+    return serve_and_fuzz(fuzzer(args.seed), args)
 
 
 if __name__ == "__main__":

@@ -36,7 +36,6 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import shutil
 import sys
 import threading
 import time
@@ -46,7 +45,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from bench._server import Client, RssSampler, Server, mib, percentile
+from bench._server import Client, RssSampler, Server, mib, percentile, running
 
 GOAL_RATIO = 2.0
 TEMPLATES = (
@@ -498,16 +497,13 @@ def main() -> int:
         "PLAYGROUND_QUEUE": str(args.clients + args.hostile_clients),
         "PLAYGROUND_QUEUE_SECONDS": str(REQUEST_TIMEOUT_S),
     }
-    server = Server(env)
     started = time.perf_counter()
-    failed = True
-    try:
-        health = server.start()
+    with running(env) as server:
         workers_before = server.worker_pids()
         workload = build_workload(server)
         print(
             f"server: {args.workers} workers × {args.threads} threads, /healthz after "
-            f"{health:.1f} s; {len(workload.cases)} template × tool cases "
+            f"{server.startup_seconds:.1f} s; {len(workload.cases)} template × tool cases "
             f"({', '.join(TEMPLATES)}); source {workload.source_id[:12]}… ({VOCAB})"
         )
         mix = ", ".join(f"{kind} {weight}%" for kind, weight in MIX)
@@ -551,12 +547,6 @@ def main() -> int:
             f"errors: {errors} (must be 0); bench wall time {time.perf_counter() - started:.1f} s"
         )
         failed = bool(errors) or workers_after != workers_before
-    except BaseException:
-        print(f"gunicorn log (tail):\n{server.tail()}", file=sys.stderr)
-        raise
-    finally:
-        server.close()
-        shutil.rmtree(server.data_dir, ignore_errors=True)
     return 1 if failed else 0
 
 

@@ -8,6 +8,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -104,6 +105,24 @@ class LiveServer:
             with open(f"/proc/{pid}/statm") as statm:
                 total += int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
         return total
+
+    def peak_web_rss(self, work: Callable[[], object]) -> int:
+        """The most resident memory the gunicorn workers had while `work` ran."""
+        samples = [self.web_rss()]
+        done = threading.Event()
+
+        def sample() -> None:
+            while not done.wait(0.02):
+                samples.append(self.web_rss())
+
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
+        try:
+            work()
+        finally:
+            done.set()
+            sampler.join()
+        return max(samples)
 
     def survives(self, attack: Callable[[], T], attackers: int = 1) -> list[T]:
         """Run `attack` from `attackers` threads; meanwhile a small render must answer

@@ -8,14 +8,18 @@ beyond the vocabulary's size.
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import time
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
 
 from app import create_app
+from app.sources.hf import canonical_files
 from tests.conftest import start_gunicorn
 from tests.hostile_inputs import (
     BACKTRACKING_TEXT,
@@ -162,6 +166,98 @@ def test_a_tokenizer_over_the_memory_budget_fails_in_its_worker(tight_server):
     assert status == 422 and answer["error"]["limit"] == source["tokenizer"]["limit"]
     # It used to add 435 MB to the web process for a 20 MB file.
     assert tight_server.web_rss() - before < 160 * MiB
+
+
+# Found by bench/fuzz_hf.py: a source's summary can hold most of its upload (a special
+# token of tens of MB, hundreds of 250 KB templates), and the web process kept the last 64
+# summaries whatever they weighed: up to 4 GB per gunicorn worker.
+def test_large_source_summaries_do_not_pile_up_in_the_web_process(live_server):
+    def upload(number: int) -> None:
+        config = {"bos_token": f"<s{number}>" + "x" * 32 * MiB}
+        status, source = upload_hf(live_server, {"tokenizer_config.json": json.dumps(config)})
+        assert status == 200
+        assert source["special_tokens"]["bos_token"].startswith(f"<s{number}>")
+
+    for number in range(4):  # each request thread handles one first
+        upload(number)
+    before = live_server.web_rss()
+    for number in range(4, 14):
+        upload(number)
+    # Each of those ten sources used to stay: 320 MB more.
+    assert live_server.web_rss() - before < 160 * MiB
+
+
+# Found by bench/fuzz_hf.py's memory figures: the web process decoded each upload and wrote
+# it again as JSON text before handing it to a worker, about ten copies of a file with one
+# character outside the BMP (Python then spends four bytes on every character), and kept
+# most of that memory after the requests.
+def test_uploads_cost_the_web_process_a_few_copies_at_most(live_server):
+    def upload(number: int) -> int:
+        text = '{"x": "' + "x" * 40 * MiB + f'😀{number}"}}'
+        status, _ = upload_hf(live_server, {"tokenizer.json": text})
+        return status
+
+    upload(0)
+    before = live_server.web_rss()
+    peak = live_server.peak_web_rss(lambda: [upload(n) for n in range(1, 4)])
+    # One such upload at a time used to take the web process 400 MB more.
+    assert peak - before < 200 * MiB
+
+
+@settings(max_examples=300)
+@given(st.dictionaries(st.text(), st.text(alphabet=st.characters(codec="utf-8"))))
+def test_uploaded_files_are_stored_as_the_json_they_always_were(files):
+    """The stored bytes, whose SHA-256 is the source's id, are still `json`'s own."""
+    expected = json.dumps(files, sort_keys=True, ensure_ascii=False).encode()
+    assert canonical_files({name: text.encode() for name, text in files.items()}) == expected
+
+
+def test_a_file_that_is_not_utf8_is_named(client):
+    for bad in (b"\xff", b'{"a": "\xed\xa0\x80"}', b"caf\xc3", b"\xc0\x80"):
+        data = {
+            "f0": (io.BytesIO(b"{}"), "tokenizer_config.json"),
+            "f1": (io.BytesIO(bad), "x.jinja"),
+        }
+        answer = client.post("/api/sources/hf", data=data, content_type="multipart/form-data")
+        assert answer.status_code == 422
+        assert answer.json["error"]["file"] == "x.jinja"
+        assert answer.json["error"]["message"] == "x.jinja: not UTF-8 text"
+
+
+# Found by bench/fuzz_hf.py (case 8266 of its seed, 20,000-case run): files accepted when
+# building their tokenizer ran into a limit (so their tokenizer.json was not read to the
+# end) were refused when read back, by a worker with more room: 404 for a source that
+# had loaded. A stored row stands for that upload here.
+def test_a_source_stored_without_its_tokenizer_reads_back(app, client):
+    files = {"chat_template.jinja": b"T{{ messages }}", "tokenizer.json": b'{"model": {"ty'}
+    data = canonical_files(files)
+    source_id = hashlib.sha256(data).hexdigest()
+    app.extensions["source_store"].database.put_source(source_id, "hf", data)
+    answer = client.get(f"/api/sources/{source_id}")
+    assert answer.status_code == 200, answer.get_data()
+    assert answer.json["templates"] == {"default": "T{{ messages }}"}
+    assert answer.json["tokenizer"]["supported"] is False
+    assert "tokenizer.json" in answer.json["tokenizer"]["reason"]
+    tokens = client.post("/api/tokenize", json={"source": source_id, "text": "a"})
+    assert tokens.status_code == 422
+    assert tokens.json["error"]["type"] == "TokenizerUnavailable"
+
+
+# Found by bench/fuzz_hf.py (case 19714): a BPE with byte fallback whose end-of-word suffix
+# is not in its vocabulary spells the suffix in byte tokens placed past the end of the text.
+def test_token_spans_stay_inside_the_text(client):
+    vocab = {"<unk>": 0, "a": 1, "b": 2, **{f"<0x{b:02X}>": 3 + b for b in range(256)}}
+    model = models.BPE(vocab, [], unk_token="<unk>", byte_fallback=True, end_of_word_suffix="</w>")
+    tokenizer = Tokenizer(model)
+    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
+    files = {"files": (io.BytesIO(tokenizer.to_str().encode()), "tokenizer.json")}
+    source = client.post("/api/sources/hf", data=files).json
+    for text in ("ab", "a b 🍂"):
+        answer = client.post("/api/tokenize", json={"source": source["id"], "text": text})
+        assert answer.status_code == 200
+        pieces = "".join(t["piece"] for t in answer.json["tokens"])
+        assert "</w>" in pieces  # the suffix, spelt in bytes
+        assert all(0 <= t["start"] <= t["end"] <= len(text) for t in answer.json["tokens"])
 
 
 # --- Finding 4: unbounded CPU in the web process -----------------------------------------

@@ -1,21 +1,28 @@
-"""Fast versions of the proof benches: load with hostile clients, GGUF fuzzing, kill -9.
+"""Fast versions of the proof benches: load with hostile clients, GGUF and Hugging Face
+fuzzing, kill -9.
 
-The full runs are `bench/load.py`, `bench/fuzz_gguf.py` and `bench/durability.py`; these
-use the same code with fewer clients, cases and writes (about 20 s in all). Like the rest
-of the suite, they need the shared folder (`../shared`) beside the checkout.
+The full runs are `bench/load.py`, `bench/fuzz_gguf.py`, `bench/fuzz_hf.py` and
+`bench/durability.py`; these use the same code with fewer clients, cases and writes
+(about 40 s in all). Like the rest of the suite, they need the shared folder
+(`../shared`) beside the checkout.
 """
 
 from __future__ import annotations
 
+import hashlib
+import io
 import json
+import os
 import shutil
 import struct
+import subprocess
+import sys
 
 import pytest
 
 from app import create_app
-from bench import attack, durability, fuzz_gguf, load
-from bench._server import Server
+from bench import _fuzz, _hf_seeds, attack, durability, fuzz_gguf, fuzz_hf, load
+from bench._server import ROOT, Server
 from tests.conftest import UNLIMITED_WRITES
 
 
@@ -92,8 +99,8 @@ def test_attackers_cycling_through_every_finding_leave_normal_clients_unharmed(t
 
 
 def test_fuzzed_gguf_headers_in_process(fuzz_app):
-    result = fuzz_gguf.fuzz_in_process(fuzz_app.test_client(), 500)
-    fuzz_gguf.report(result, None, 0)
+    result = fuzz_gguf.fuzzer().in_process(fuzz_app.test_client(), 500)
+    _fuzz.report(result, None, 0)
     assert result.sent == 500
     assert result.failed == 0, result.failures
     # The mutations reach every outcome, including sources that load and tokenize.
@@ -105,12 +112,12 @@ def test_fuzzed_gguf_headers_through_gunicorn():
     server = _server(WORKERS="2", THREADS="2")
     try:
         # Cases 500..599: others than the in-process test's.
-        result, health = fuzz_gguf.fuzz_with_health(server, 100, clients=4, start=500)
-        fuzz_gguf.report(result, health, 512 * 2**20)
+        result, health = fuzz_gguf.fuzzer().with_health(server, 100, clients=4, start=500)
+        _fuzz.report(result, health, 512 * 2**20)
         assert result.failed == 0, result.failures
         assert health.workers_unchanged, (health.workers_before, health.workers_after)
         assert not health.trouble, server.tail()
-        assert health.rss_peak - health.rss_start < 512 * 2**20
+        assert health.rss.growth < 512 * 2**20
     finally:
         _close(server)
 
@@ -139,6 +146,96 @@ def test_wordpiece_vocabulary_with_a_normal_unknown_token_is_not_a_500(fuzz_app)
     answer = client.post("/api/tokenize", data=body, content_type="application/json")
     assert answer.status_code == 200, answer.get_data()
     assert 100 in [t["id"] for t in answer.json["tokens"]], "unknown words map to [UNK]"
+
+
+# --------------------------------------------------------------------------- fuzz HF
+
+#: The model each tokenizer.json seed is built with.
+SEED_MODELS = {
+    "gpt2-bpe": "BPE",
+    "llama3-bpe": "BPE",
+    "llama2-spm-bpe": "BPE",
+    "bert-wordpiece": "WordPiece",
+    "t5-unigram": "Unigram",
+    "word-level": "WordLevel",
+}
+
+
+def _upload_hf(client, files: dict[str, str]):
+    data = {f"file{i}": (io.BytesIO(t.encode()), n) for i, (n, t) in enumerate(files.items())}
+    return client.post("/api/sources/hf", data=data, content_type="multipart/form-data")
+
+
+@pytest.mark.parametrize("name", sorted(SEED_MODELS))
+def test_hf_fuzz_seeds_load_and_tokenize(fuzz_app, name):
+    client = fuzz_app.test_client()
+    config = _hf_seeds.config_seeds()["llama2-config"]
+    files = {
+        "tokenizer.json": _hf_seeds.tokenizer_seeds()[name],
+        "tokenizer_config.json": json.dumps(config),
+    }
+    loaded = _upload_hf(client, files)
+    assert loaded.status_code == 200, loaded.get_data()
+    tokenizer = loaded.json["tokenizer"]
+    assert (tokenizer["model"], tokenizer["supported"]) == (SEED_MODELS[name], True)
+    assert set(loaded.json["templates"]) == {"default", "tool_use"}
+    assert loaded.json["special_tokens"]["bos_token"] == "<s>"
+    body = {"source": loaded.json["id"], "text": fuzz_hf.PROBE_TEXT}
+    answer = client.post("/api/tokenize", json=body)
+    assert answer.status_code == 200, answer.get_data()
+    assert answer.json["count"] > 5
+
+
+def test_hf_fuzz_seed_with_byte_fallback_spells_an_emoji_in_bytes(fuzz_app):
+    """The Llama 2-like seed is SentencePiece-like: an unknown character falls back to
+    byte tokens, each spanning the character."""
+    client = fuzz_app.test_client()
+    loaded = _upload_hf(client, {"tokenizer.json": _hf_seeds.tokenizer_seeds()["llama2-spm-bpe"]})
+    body = {"source": loaded.json["id"], "text": "😀"}  # not in the training text
+    tokens = client.post("/api/tokenize", json=body).json["tokens"]
+    emoji = [t for t in tokens if t["piece"].startswith("<0x")]
+    assert [t["piece"] for t in emoji] == [f"<0x{b:02X}>" for b in "😀".encode()]
+    assert {(t["start"], t["end"]) for t in emoji} == {(0, 1)}
+
+
+def test_fuzzed_hf_files_through_gunicorn():
+    server = _server(WORKERS="2", THREADS="2", SOURCE_MEMORY_MB="256")
+    try:
+        result, health = fuzz_hf.fuzzer().with_health(server, 200, clients=4, start=1000)
+        budget = fuzz_hf.memory_budget_mb(workers=2, source_memory_mb=256) * 2**20
+        _fuzz.report(result, health, budget)
+        assert result.failed == 0, result.failures
+        assert health.workers_unchanged, (health.workers_before, health.workers_after)
+        assert not health.trouble, server.tail()
+        assert health.rss.growth < budget
+        # Every outcome is reached: sources that load and tokenize, files refused by name,
+        # backtracking regexes stopped, limits hit.
+        assert {200, 400, 413, 422} <= set(result.statuses)
+        assert result.tokenize_by_mutation["seed"][200] > 0
+        assert result.tokenize_by_mutation["regex"][422] > 0
+        assert any("source_memory_mb" in outcome for outcome in result.outcomes)
+    finally:
+        _close(server)
+
+
+#: Prints the SHA-256 of cases 0..59 of the HF fuzzer, as another process makes them.
+HF_CASES_DIGEST = (
+    "import hashlib; from bench.fuzz_hf import mutate; "
+    "print(hashlib.sha256(b''.join(mutate(i).body for i in range(60))).hexdigest())"
+)
+
+
+def test_hf_fuzz_cases_are_reproducible():
+    assert fuzz_hf.mutate(1234) == fuzz_hf.mutate(1234)
+    assert fuzz_hf.mutate(1234).body != fuzz_hf.mutate(1235).body
+    # The same in another process (its own hash seed): the seeds are trained in each.
+    here = hashlib.sha256(b"".join(fuzz_hf.mutate(i).body for i in range(60))).hexdigest()
+    env = {**os.environ, "PYTHONHASHSEED": "12345"}
+    there = subprocess.run(
+        [sys.executable, "-c", HF_CASES_DIGEST],
+        cwd=ROOT, env=env, capture_output=True, text=True, check=True, timeout=120,
+    ).stdout.strip()  # fmt: skip
+    assert here == there
 
 
 # --------------------------------------------------------------------------- durability

@@ -128,15 +128,19 @@ class WorkerPool:
         """The wall-clock backstop of one task."""
         return self.cpu_seconds * WALL_CLOCK_FACTOR
 
-    def run(self, function: Callable[..., T], *args: Any) -> T:
-        """Run a module-level `function(*args)` in a worker; raises `TemplateProblem`."""
+    def run(self, function: Callable[..., T], *args: Any, ahead: int = 0) -> T:
+        """Run a module-level `function(*args)` in a worker; raises `TemplateProblem`.
+
+        `ahead`: tasks the caller knows are queued before this one (each may take up to
+        the backstop), so that waiting for them is not taken for a wedged pool.
+        """
         payload = self._pickled(function, args)
         try:
-            ok, value, cpu = self._wait(payload)
+            ok, value, cpu = self._wait(payload, ahead)
         except (BrokenProcessPool, PoolUnavailable):
             # pebble gives up on a pool whose workers it cannot restart: start a new one.
             self.close()
-            ok, value, cpu = self._wait(payload)
+            ok, value, cpu = self._wait(payload, ahead)
         except TemplateProblem:
             self._spent(self.cpu_seconds)  # stopped by a limit: it used its allowance
             raise
@@ -158,7 +162,7 @@ class WorkerPool:
                 "recursion", "The input nests too deeply to be sent to a worker."
             ) from None
 
-    def _wait(self, payload: bytes) -> tuple[bool, Any, float]:
+    def _wait(self, payload: bytes, ahead: int) -> tuple[bool, Any, float]:
         """Schedule and wait, within the backstop plus a grace; map pebble's failures."""
         try:
             future = self._ensure_pool().schedule(
@@ -169,9 +173,8 @@ class WorkerPool:
         except RuntimeError as error:  # pebble: "The Pool is not active", or its loops died
             raise PoolUnavailable(str(error)) from None
         try:
-            answer = future.result(
-                timeout=self.wall_seconds + TRANSFER_GRACE_SECONDS + STUCK_GRACE_SECONDS
-            )
+            task_seconds = self.wall_seconds + TRANSFER_GRACE_SECONDS
+            answer = future.result(timeout=(ahead + 1) * task_seconds + STUCK_GRACE_SECONDS)
         except CpuTimeExceeded:
             # The CPU timer fired between the task's end and its disarming: still a hit.
             raise limit_exceeded("cpu_seconds", f"{self.noun} used up its CPU time.") from None

@@ -9,6 +9,9 @@ Template files take priority over the config's `chat_template`, as in transforme
 
 from __future__ import annotations
 
+import codecs
+import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
@@ -49,6 +52,46 @@ class HFSource:
     add_eos_token: bool | None = None
     tokenizer_json: str | None = None
     tokenizer_config: dict[str, Any] = field(default_factory=dict)
+
+
+#: Control characters JSON writes escaped (as `json` does with ensure_ascii=False), besides
+#: `"` and backslashes; in UTF-8 none of these bytes is ever part of a longer character.
+_CONTROLS = {b"\n": b"\\n", b"\r": b"\\r", b"\t": b"\\t", b"\b": b"\\b", b"\f": b"\\f"}
+_OTHER_CONTROLS = re.compile(rb"[\x00-\x1f]")
+_CHECKED_BYTES = 1 << 20
+
+
+def is_utf8(data: bytes) -> bool:
+    """Whether `data` is UTF-8 text, checked a mebibyte at a time: decoded whole, a file
+    with one character outside the BMP would take four bytes a character."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    view = memoryview(data)
+    try:
+        for start in range(0, len(data), _CHECKED_BYTES):
+            decoder.decode(view[start : start + _CHECKED_BYTES])
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _json_string(text: bytes) -> bytes:
+    text = text.replace(b"\\", b"\\\\").replace(b'"', b'\\"')
+    for control, escaped in _CONTROLS.items():
+        text = text.replace(control, escaped)
+    return b'"' + _OTHER_CONTROLS.sub(lambda m: b"\\u%04x" % m[0][0], text) + b'"'
+
+
+def canonical_files(files: Mapping[str, bytes]) -> bytes:
+    """The stored form of uploaded files (name -> UTF-8 text), whose SHA-256 is the
+    source's id: byte for byte `json.dumps(texts, sort_keys=True, ensure_ascii=False)`,
+    written without decoding the texts (that cost the web process ten copies of a file
+    with one character outside the BMP)."""
+    items = [
+        json.dumps(name, ensure_ascii=False).encode() + b": " + _json_string(files[name])
+        for name in sorted(files)
+    ]
+    return b"{" + b", ".join(items) + b"}"
 
 
 def _load_json(name: str, text: str) -> Any:

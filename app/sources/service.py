@@ -114,9 +114,10 @@ class SourceWorkers:
     def _run(self, lane: _Lane | None, function: Callable[..., Answer], *args: Any) -> Any:
         lane = lane or self._pick(None)
         with self._lock:
+            ahead = lane.busy
             lane.busy += 1
         try:
-            answer = lane.pool.run(function, *args)
+            answer = lane.pool.run(function, *args, ahead=ahead)
         except TemplateProblem as problem:
             lane.held = frozenset()  # the worker may have been replaced: assume it is empty
             raise _translated(problem) from None
@@ -143,6 +144,11 @@ def _spooled(data: bytes) -> Iterator[bytes | Spooled]:
         yield Spooled(spool.name)
 
 
+#: What a worker's problem says of source work (its own messages speak of templates).
+_MESSAGES = {
+    "memory": "Reading the source or running its tokenizer ran out of its memory allowance.",
+    "recursion": "The source nests too deeply to read.",
+}
 #: A worker's limit names, as the settings of source work spell them.
 _LIMIT_NAMES = {"cpu_seconds": "source_cpu_seconds", "memory": "source_memory_mb"}
 
@@ -151,5 +157,6 @@ def _translated(problem: TemplateProblem) -> Exception:
     """A worker's problem as the web answers it: a limit, or the source's own failure."""
     if problem.limit is not None:
         limit = _LIMIT_NAMES.get(problem.limit, problem.limit)
-        return OverLimit(limit, f"{problem.message} (limit: PLAYGROUND_{limit.upper()})")
+        message = _MESSAGES.get(problem.limit, problem.message)
+        return OverLimit(limit, f"{message} (limit: PLAYGROUND_{limit.upper()})")
     return SourceFailed(f"{problem.type}: {problem.message}")

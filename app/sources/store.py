@@ -11,7 +11,6 @@ those bytes when it has not built it yet.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 import threading
 import time
@@ -22,6 +21,7 @@ from typing import Protocol
 
 from app.budget import OverLimit
 from app.sources.gguf import IncompleteHeader
+from app.sources.hf import canonical_files
 from app.sources.service import SourceFailed, SourceWorkers
 from app.sources.source import Source
 from app.sources.worker import Loaded, Refused, Tokenized, TokenRun, Unbuildable
@@ -38,6 +38,10 @@ GGUF, HF = "gguf", "hf"
 FAILURE_MEMORY_SECONDS = 600.0
 #: Failures remembered at most (the oldest are forgotten first).
 FAILURES_KEPT = 1024
+#: Characters the summaries kept in memory may hold in all. A summary can hold most of
+#: its upload (a special token of 60 MB, hundreds of templates), so their number alone
+#: does not bound them; the newest one is kept whatever it holds.
+MEMORY_CHARS = 16 << 20
 
 
 @dataclass
@@ -82,7 +86,8 @@ class Keeper(Protocol):
 
 
 class SourceStore:
-    """Sources by id; thread-safe; at most `capacity` summaries kept in memory."""
+    """Sources by id; thread-safe; at most `capacity` summaries kept in memory, holding
+    `memory_chars` characters in all."""
 
     def __init__(
         self,
@@ -91,16 +96,19 @@ class SourceStore:
         capacity: int = 64,
         on_lookup: Callable[[bool], None] | None = None,
         keeper: Keeper | None = None,
+        memory_chars: int = MEMORY_CHARS,
     ) -> None:
         self.database = database
         self.workers = workers
         self.capacity = capacity
+        self.memory_chars = memory_chars
         #: Told of each in-memory lookup: True for a hit, False for a miss (for metrics).
         self.on_lookup = on_lookup
         #: Stores sources within the storage limits and keeps their last use, so that
         #: unused ones can expire (None: stored directly, kept forever).
         self.keeper = keeper
         self._memory: OrderedDict[str, Source] = OrderedDict()
+        self._chars: dict[str, int] = {}
         self._failed: dict[str, tuple[float, TokenizerUnavailable]] = {}
         self._lock = threading.Lock()
 
@@ -116,9 +124,10 @@ class SourceStore:
             self._store_again(source, GGUF, prefix[: loaded.stored_bytes])
         return source
 
-    def load_hf(self, files: dict[str, str]) -> Source:
-        """Read Hugging Face files; raises `SourceRefused` naming a malformed one."""
-        canonical = json.dumps(files, sort_keys=True, ensure_ascii=False).encode()
+    def load_hf(self, files: dict[str, bytes]) -> Source:
+        """Read Hugging Face files (name -> UTF-8 text); raises `SourceRefused` naming a
+        malformed one."""
+        canonical = canonical_files(files)
         loaded = self._load(HF, canonical, None)
         assert isinstance(loaded, Loaded)
         if self._remembered(loaded.source.id) is None:
@@ -137,6 +146,7 @@ class SourceStore:
             # Expired from the database: gone for this process too, as for every replica.
             with self._lock:
                 self._memory.pop(source_id, None)
+                self._chars.pop(source_id, None)
             return None
         stored = self.database.get_source(source_id)
         if stored is None:
@@ -144,8 +154,12 @@ class SourceStore:
         self._used(source_id)
         try:
             loaded = self._load(stored.kind, stored.data, None)
-        except SourceRefused:
-            return None  # stored by a version that read more than this one does
+        except SourceRefused as refused:
+            # Stored when building its tokenizer ran into a limit, so that its tokenizer.json
+            # was not read to the end: it reads back as it loaded then, without a tokenizer.
+            # (Refused again: stored by a version that read more than this one does.)
+            why = refused.refused.message
+            loaded = self.workers.load(stored.kind, stored.data, None, unbuilt=why)
         if not isinstance(loaded, Loaded) or loaded.source.id != source_id:
             return None
         return self._remember(loaded.source)
@@ -271,9 +285,21 @@ class SourceStore:
         with self._lock:
             self._memory[source.id] = source
             self._memory.move_to_end(source.id)
-            while len(self._memory) > self.capacity:
-                self._memory.popitem(last=False)
+            self._chars[source.id] = summary_chars(source)
+            while len(self._memory) > 1 and (
+                len(self._memory) > self.capacity or sum(self._chars.values()) > self.memory_chars
+            ):
+                forgotten, _ = self._memory.popitem(last=False)
+                del self._chars[forgotten]
         return source
+
+
+def summary_chars(source: Source) -> int:
+    """The characters of a summary's texts: what grows with what its upload holds."""
+    texts = [*source.templates.items(), *source.special_tokens.items()]
+    texts += [(key, str(value)) for key, value in source.metadata.items()]
+    texts += [(name, "") for name in source.oversized_templates]
+    return sum(len(name) + len(text) for name, text in texts)
 
 
 def _task_key(source_id: str, texts: list[str], flags: tuple[bool, bool]) -> str:

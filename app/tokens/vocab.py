@@ -227,6 +227,12 @@ class VocabTokenizer:
         out.extend(enc.ids, enc.offsets, 0)
         special = self.special_ids
         out.special = [i in special for i in out.ids]
+        # Spans end in the text: the library places tokens it adds after a word (a BPE
+        # `end_of_word_suffix` spelt in byte-fallback tokens) past its end.
+        n = len(text)
+        if out.ends and max(out.ends) > n:
+            out.starts = [min(s, n) for s in out.starts]
+            out.ends = [min(e, n) for e in out.ends]
         return out
 
 

@@ -8,6 +8,7 @@ from app.budget import OverLimit
 from app.config import max_upload_bytes
 from app.render.request import RequestError
 from app.sources.gguf import IncompleteHeader
+from app.sources.hf import is_utf8
 from app.sources.store import SourceRefused, SourceStore, TokenizerUnavailable
 from app.tokens.vocab import Token
 from app.web.api import json_body
@@ -48,9 +49,8 @@ def load_hf() -> tuple[dict, int]:
     files = {}
     for upload in request.files.values():
         name = upload.filename or "unnamed"
-        try:
-            files[name] = upload.read().decode("utf-8")
-        except UnicodeDecodeError:
+        files[name] = upload.read()
+        if not is_utf8(files[name]):
             return error_body("HFFileError", f"{name}: not UTF-8 text", file=name), 422
     if not files:
         raise RequestError("files", "Upload at least one file (multipart/form-data).")
