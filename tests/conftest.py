@@ -194,8 +194,8 @@ def start_gunicorn(extra_env: dict[str, str]) -> LiveServer:
 def live_server() -> Iterator[LiveServer]:
     """gunicorn with one worker, four threads and a 1 s render limit (to keep tests fast).
 
-    Its tests attack from one address, so the per-client rules are off here; they have
-    their own server in test_admission_live.py.
+    Its tests attack from one address, so the per-client rules and write limits are off
+    here; they have their own servers in test_admission_live.py and test_quota.py.
     """
     server = start_gunicorn(
         {
@@ -204,6 +204,7 @@ def live_server() -> Iterator[LiveServer]:
             "PLAYGROUND_CPU_SECONDS": "1",
             "PLAYGROUND_CLIENT_CONCURRENCY": "0",
             "PLAYGROUND_HEAVY_SLOTS": "4",
+            **{f"PLAYGROUND_{key}": str(value) for key, value in UNLIMITED_WRITES.items()},
         }
     )
     yield server

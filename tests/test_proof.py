@@ -109,7 +109,7 @@ def test_fuzzed_gguf_headers_in_process(fuzz_app):
 
 
 def test_fuzzed_gguf_headers_through_gunicorn():
-    server = _server(WORKERS="2", THREADS="2")
+    server = _server(WORKERS="2", THREADS="2", HEAVY_SLOTS="2")
     try:
         # Cases 500..599: others than the in-process test's.
         result, health = fuzz_gguf.fuzzer().with_health(server, 100, clients=4, start=500)
@@ -199,7 +199,8 @@ def test_hf_fuzz_seed_with_byte_fallback_spells_an_emoji_in_bytes(fuzz_app):
 
 
 def test_fuzzed_hf_files_through_gunicorn():
-    server = _server(WORKERS="2", THREADS="2", SOURCE_MEMORY_MB="256")
+    # Fuzzing checks answers to inputs: no heavy-client rule (see bench/_fuzz.FUZZ_SETTINGS).
+    server = _server(WORKERS="2", THREADS="2", SOURCE_MEMORY_MB="256", HEAVY_SLOTS="2")
     try:
         result, health = fuzz_hf.fuzzer().with_health(server, 200, clients=4, start=1000)
         budget = fuzz_hf.memory_budget_mb(workers=2, source_memory_mb=256) * 2**20
