@@ -1,7 +1,8 @@
 """Templates and special tokens from Hugging Face tokenizer files, read as transformers reads them.
 
 Accepted files: `tokenizer_config.json` (`chat_template` as a string or a list of
-`{name, template}`; special tokens as strings or AddedToken objects; `add_bos_token`,
+`{name, template}`; special tokens as strings or AddedToken objects, the seven standard
+ones and any the model names, such as Gemma 3's `image_token`; `add_bos_token`,
 `add_eos_token`), `chat_template.jinja`, other `*.jinja` files (named templates, as in
 `additional_chat_templates/`), the legacy `chat_template.json`, and `tokenizer.json`.
 Template files take priority over the config's `chat_template`, as in transformers.
@@ -115,6 +116,56 @@ def _token_text(value: Any) -> str | None:
     return None
 
 
+def _added_token_text(value: Any) -> str | None:
+    """A token beyond the seven named ones, as transformers takes it: a string, or an
+    AddedToken as `save_pretrained` writes one (anything else it leaves out or refuses)."""
+    if isinstance(value, str):
+        return value
+    if (
+        isinstance(value, Mapping)
+        and value.get("__type") == "AddedToken"
+        and isinstance(value.get("content"), str)
+    ):
+        return value["content"]
+    return None
+
+
+def special_tokens_from_config(config: Mapping[str, Any]) -> dict[str, str]:
+    """The tokenizer's `special_tokens_map` (transformers 5), every entry of which is a
+    template variable: the seven standard names, then any other `*_token` key holding a
+    token (Gemma 3's `boi_token`, `eoi_token`, `image_token`), then the entries of
+    `extra_special_tokens` when it maps names to tokens (they win over the config's own).
+    `extra_special_tokens` as a list names no token, so it adds no variable."""
+    named = {}
+    for name in SPECIAL_TOKEN_NAMES:
+        if (token := _token_text(config.get(name))) is not None:
+            named[name] = token
+    # transformers takes string values first and AddedTokens later, at which point the
+    # strings win; a name keeps the place it was first given.
+    objects, strings = {}, {}
+    for key, value in config.items():
+        if key in SPECIAL_TOKEN_NAMES or not key.endswith("_token"):
+            continue
+        if isinstance(value, str):
+            strings[key] = value
+        elif (token := _added_token_text(value)) is not None:
+            objects[key] = token
+    extra = config.get("extra_special_tokens")
+    if not extra:  # the older name, read only when the newer one is empty
+        extra = config.get("additional_special_tokens")
+    if isinstance(extra, Mapping):
+        for key, value in extra.items():
+            if (token := _added_token_text(value)) is not None:
+                strings[key] = token
+    model_specific = {**objects, **strings}
+    names = dict.fromkeys([*SPECIAL_TOKEN_NAMES, *model_specific])
+    return {
+        name: model_specific[name] if name in model_specific else named[name]
+        for name in names
+        if name in model_specific or name in named
+    }
+
+
 def templates_from_config_value(name: str, value: Any) -> dict[str, str]:
     """`chat_template` as a string, or a list of `{name, template}` (named templates)."""
     if value is None:
@@ -142,9 +193,7 @@ def _read_config(source: HFSource, text: str) -> dict[str, str]:
     if not isinstance(config, dict):
         raise HFFileError("tokenizer_config.json", "must hold a JSON object")
     source.tokenizer_config = config
-    for name in SPECIAL_TOKEN_NAMES:
-        if (token := _token_text(config.get(name))) is not None:
-            source.special_tokens[name] = token
+    source.special_tokens = special_tokens_from_config(config)
     for flag in ("add_bos_token", "add_eos_token"):
         if isinstance(config.get(flag), bool):
             setattr(source, flag, config[flag])
