@@ -10,13 +10,15 @@ from __future__ import annotations
 import io
 import json
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 import tokenizers
 import tokenizers.models
 import tokenizers.pre_tokenizers
 import transformers
-from transformers import AutoTokenizer
+from transformers import AutoProcessor, AutoTokenizer, PreTrainedTokenizerBase
+from transformers.processing_utils import ProcessorMixin
 
 from app.sources.hf import read_hf_files
 
@@ -118,3 +120,120 @@ def test_named_tokens_are_template_variables_as_in_transformers(client, tmp_path
     # In the same order too (the API's JSON sorts keys; the reader does not).
     read = read_hf_files(files).special_tokens
     assert list(read.items()) == list(tokenizer.special_tokens_map.items())
+
+
+class TextOnlyProcessor(ProcessorMixin):
+    """The smallest processor: a tokenizer and a chat template. Its `from_pretrained` is
+    transformers' own processor loading, the code that reads `chat_template.json`;
+    `AutoProcessor` cannot be used, as a folder without a processor config gives it back
+    the tokenizer (see the test below)."""
+
+    attributes: ClassVar[list[str]] = ["tokenizer"]
+    tokenizer_class = "AutoTokenizer"
+
+    def __init__(self, tokenizer=None, chat_template=None):
+        super().__init__(tokenizer, chat_template=chat_template)
+
+
+def template(label: str) -> str:
+    """A template that says which file it came from, and prints a token and the turns."""
+    return (
+        label + ":{{ bos_token }}{% for m in messages %}[{{ m.role }}]{{ m.content }}{% endfor %}"
+    )
+
+
+CONFIG = {"bos_token": "<s>", "chat_template": template("CONFIG")}
+NAMED = {
+    "bos_token": "<s>",
+    "chat_template": [
+        {"name": "default", "template": template("CONFIG")},
+        {"name": "tool_use", "template": template("CONFIG-TOOLS")},
+    ],
+}
+LEGACY = json.dumps({"chat_template": template("LEGACY")})
+
+#: Uploads with a legacy `chat_template.json`, which the tokenizer ignores.
+WITH_LEGACY_JSON = {
+    "config and chat_template.json": {
+        "tokenizer_config.json": json.dumps(CONFIG), "chat_template.json": LEGACY,
+    },
+    "config, chat_template.jinja and chat_template.json": {
+        "tokenizer_config.json": json.dumps(CONFIG), "chat_template.json": LEGACY,
+        "chat_template.jinja": template("JINJA"),
+    },
+    "named templates in the config and chat_template.json": {
+        "tokenizer_config.json": json.dumps(NAMED), "chat_template.json": LEGACY,
+    },
+    "chat_template.json, no template in the config": {
+        "tokenizer_config.json": json.dumps({"bos_token": "<s>"}), "chat_template.json": LEGACY,
+    },
+}  # fmt: skip
+
+
+def tokenizer_templates(tokenizer) -> dict[str, str]:
+    """The tokenizer's templates by name (a single one is `default`)."""
+    templates = tokenizer.chat_template
+    if templates is None:
+        return {}
+    return templates if isinstance(templates, dict) else {"default": templates}
+
+
+@pytest.mark.parametrize("name", WITH_LEGACY_JSON)
+def test_default_is_the_tokenizers_template_and_processor_the_processors(client, tmp_path, name):
+    files = {**WITH_LEGACY_JSON[name], "tokenizer.json": tokenizer_json()}
+    folder = write_folder(tmp_path, files)
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    processor = TextOnlyProcessor.from_pretrained(folder)
+    source = upload(client, files)
+    expected = {**tokenizer_templates(tokenizer), "processor": processor.chat_template}
+    assert source["templates"] == expected, transformers.__version__
+    specials = source["special_tokens"]
+    for template_name, text in source["templates"].items():
+        if template_name == "processor":
+            want = processor.apply_chat_template(MESSAGES, tokenize=False)
+        else:
+            named = template_name if isinstance(tokenizer.chat_template, dict) else None
+            want = tokenizer.apply_chat_template(MESSAGES, chat_template=named, tokenize=False)
+        assert render(client, text, specials) == want, template_name
+
+
+def test_auto_processor_of_a_tokenizer_folder_is_the_tokenizer(tmp_path):
+    """Why the test above loads a processor class of its own: without a processor config,
+    `AutoProcessor` gives back the tokenizer, which never reads `chat_template.json`."""
+    files = {
+        **WITH_LEGACY_JSON["config and chat_template.json"],
+        "tokenizer.json": tokenizer_json(),
+    }
+    loaded = AutoProcessor.from_pretrained(write_folder(tmp_path, files))
+    assert isinstance(loaded, PreTrainedTokenizerBase)
+    assert loaded.chat_template == template("CONFIG")
+
+
+def test_no_processor_template_beside_other_template_files(client, tmp_path):
+    """transformers' processor refuses a legacy chat_template.json beside template files of
+    other names; the tokenizer loads them."""
+    files = {
+        "tokenizer_config.json": json.dumps(CONFIG),
+        "chat_template.json": LEGACY,
+        "chat_template.jinja": template("JINJA"),
+        "tool_use.jinja": template("TOOLS"),
+        "tokenizer.json": tokenizer_json(),
+    }
+    folder = write_folder(tmp_path, files)
+    with pytest.raises(ValueError, match="conflicting files"):
+        TextOnlyProcessor.from_pretrained(folder)
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    assert upload(client, files)["templates"] == tokenizer_templates(tokenizer)
+
+
+def test_a_processor_template_named_in_the_config_is_refused(client):
+    """A config template named `processor` would hide chat_template.json's."""
+    config = {"chat_template": [{"name": "processor", "template": "P"}]}
+    files = {"tokenizer_config.json": json.dumps(config), "chat_template.json": LEGACY}
+    response = client.post(
+        "/api/sources/hf",
+        data={f"f{i}": (io.BytesIO(t.encode()), n) for i, (n, t) in enumerate(files.items())},
+        content_type="multipart/form-data",
+    )
+    assert response.status_code == 422
+    assert response.json["error"]["file"] == "chat_template.json"

@@ -5,7 +5,9 @@ Accepted files: `tokenizer_config.json` (`chat_template` as a string or a list o
 ones and any the model names, such as Gemma 3's `image_token`; `add_bos_token`,
 `add_eos_token`), `chat_template.jinja`, other `*.jinja` files (named templates, as in
 `additional_chat_templates/`), the legacy `chat_template.json`, and `tokenizer.json`.
-Template files take priority over the config's `chat_template`, as in transformers.
+The templates are the tokenizer's (`AutoTokenizer`): template files take priority over the
+config's `chat_template`, and `chat_template.json` is left out, as in transformers; a
+processor reads that one, so it is offered as the template `processor`.
 """
 
 from __future__ import annotations
@@ -24,6 +26,10 @@ from app.untrusted_json import JSONRefused, loads
 SPECIAL_TOKEN_NAMES = (
     "bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token",
 )  # fmt: skip
+
+#: The name under which a legacy `chat_template.json`'s template is offered: transformers'
+#: processor (`AutoProcessor` with a processor class) uses it, its tokenizer never does.
+PROCESSOR_TEMPLATE = "processor"
 
 #: Files this reader understands; anything else is refused by name.
 KNOWN_JSON_FILES = ("tokenizer_config.json", "chat_template.json", "tokenizer.json")
@@ -200,11 +206,41 @@ def _read_config(source: HFSource, text: str) -> dict[str, str]:
     return templates_from_config_value("tokenizer_config.json", config.get("chat_template"))
 
 
-def _read_legacy_json(text: str) -> dict[str, str]:
+def _read_legacy_json(text: str) -> str | None:
+    """The template of a legacy `chat_template.json`, which only a processor reads."""
     data = _load_json("chat_template.json", text)
     if not isinstance(data, dict) or "chat_template" not in data:
         raise HFFileError("chat_template.json", "must be an object with a 'chat_template' field")
-    return templates_from_config_value("chat_template.json", data["chat_template"])
+    template = data["chat_template"]
+    if template is not None and not isinstance(template, str):
+        # A processor keeps a list as it is, and cannot render it.
+        raise HFFileError("chat_template.json", "chat_template must be a string")
+    return template
+
+
+def _with_processor_template(
+    templates: dict[str, str], legacy: str | None, files: Mapping[str, str]
+) -> dict[str, str]:
+    """The tokenizer's templates, and `chat_template.json`'s as `processor`.
+
+    transformers' processor takes `chat_template.json` over every other template file,
+    and refuses to load at all beside named template files (other `NAME.jinja`), while
+    the tokenizer ignores `chat_template.json`; so there is no processor template then.
+    """
+    named_files = [
+        path
+        for path in files
+        if path.endswith(".jinja") and PurePosixPath(path).name != "chat_template.jinja"
+    ]
+    if legacy is None or named_files:
+        return templates
+    if PROCESSOR_TEMPLATE in templates:
+        raise HFFileError(
+            "chat_template.json",
+            f"its template is shown as {PROCESSOR_TEMPLATE!r}, a name the tokenizer's "
+            "templates already use",
+        )
+    return {**templates, PROCESSOR_TEMPLATE: legacy}
 
 
 def _jinja_templates(files: Mapping[str, str]) -> dict[str, str]:
@@ -237,9 +273,11 @@ def read_hf_files(files: Mapping[str, str]) -> HFSource:
     templates: dict[str, str] = {}
     if "tokenizer_config.json" in by_name:
         templates = _read_config(source, by_name["tokenizer_config.json"])
-    if "chat_template.json" in by_name:
-        templates = _read_legacy_json(by_name["chat_template.json"]) or templates
+    # The tokenizer's: template files replace the config's templates, all of them.
     templates = _jinja_templates(files) or templates
+    if "chat_template.json" in by_name:
+        legacy = _read_legacy_json(by_name["chat_template.json"])
+        templates = _with_processor_template(templates, legacy, files)
     source.templates = templates
     if "tokenizer.json" in by_name:
         # Parsed by the tokenizers library when the tokenizer is built (see `check_json`
