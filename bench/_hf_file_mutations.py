@@ -157,7 +157,7 @@ def rename(rng: random.Random, case: Case, parts: list[Part]) -> str:
 
 
 def duplicate_part(rng: random.Random, case: Case, parts: list[Part]) -> str:
-    """A file twice: in the same form field (only the first counts) or under one name."""
+    """A file twice, in the same form field or another (two files of one name are 400)."""
     if not parts:
         return "duplicate-part-none"
     part = rng.choice(parts)

@@ -200,8 +200,9 @@ def test_chat_template_jinja_wins_over_the_config(client, tmp_path):
 
 
 def test_legacy_chat_template_json(client):
+    # Only a processor reads it: not the tokenizer's default (see test_hf_transformers.py).
     files = {"chat_template.json": json.dumps({"chat_template": "LEGACY"})}
-    assert hf_upload(client, files).json["templates"] == {"default": "LEGACY"}
+    assert hf_upload(client, files).json["templates"] == {"processor": "LEGACY"}
 
 
 def test_hf_tokenizer_json_tokenizes(client):
@@ -215,6 +216,7 @@ def test_hf_tokenizer_json_tokenizes(client):
     [
         ({"tokenizer_config.json": "{not json"}, "tokenizer_config.json"),
         ({"chat_template.json": "[]"}, "chat_template.json"),
+        ({"chat_template.json": json.dumps({"chat_template": ["a"]})}, "chat_template.json"),
         ({"tokenizer.json": "{"}, "tokenizer.json"),
         (
             {"tokenizer_config.json": json.dumps({"chat_template": [{"x": 1}]})},

@@ -1,10 +1,13 @@
 """Templates and special tokens from Hugging Face tokenizer files, read as transformers reads them.
 
 Accepted files: `tokenizer_config.json` (`chat_template` as a string or a list of
-`{name, template}`; special tokens as strings or AddedToken objects; `add_bos_token`,
+`{name, template}`; special tokens as strings or AddedToken objects, the seven standard
+ones and any the model names, such as Gemma 3's `image_token`; `add_bos_token`,
 `add_eos_token`), `chat_template.jinja`, other `*.jinja` files (named templates, as in
 `additional_chat_templates/`), the legacy `chat_template.json`, and `tokenizer.json`.
-Template files take priority over the config's `chat_template`, as in transformers.
+The templates are the tokenizer's (`AutoTokenizer`): template files take priority over the
+config's `chat_template`, and `chat_template.json` is left out, as in transformers; a
+processor reads that one, so it is offered as the template `processor`.
 """
 
 from __future__ import annotations
@@ -23,6 +26,10 @@ from app.untrusted_json import JSONRefused, loads
 SPECIAL_TOKEN_NAMES = (
     "bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token",
 )  # fmt: skip
+
+#: The name under which a legacy `chat_template.json`'s template is offered: transformers'
+#: processor (`AutoProcessor` with a processor class) uses it, its tokenizer never does.
+PROCESSOR_TEMPLATE = "processor"
 
 #: Files this reader understands; anything else is refused by name.
 KNOWN_JSON_FILES = ("tokenizer_config.json", "chat_template.json", "tokenizer.json")
@@ -115,6 +122,56 @@ def _token_text(value: Any) -> str | None:
     return None
 
 
+def _added_token_text(value: Any) -> str | None:
+    """A token beyond the seven named ones, as transformers takes it: a string, or an
+    AddedToken as `save_pretrained` writes one (anything else it leaves out or refuses)."""
+    if isinstance(value, str):
+        return value
+    if (
+        isinstance(value, Mapping)
+        and value.get("__type") == "AddedToken"
+        and isinstance(value.get("content"), str)
+    ):
+        return value["content"]
+    return None
+
+
+def special_tokens_from_config(config: Mapping[str, Any]) -> dict[str, str]:
+    """The tokenizer's `special_tokens_map` (transformers 5), every entry of which is a
+    template variable: the seven standard names, then any other `*_token` key holding a
+    token (Gemma 3's `boi_token`, `eoi_token`, `image_token`), then the entries of
+    `extra_special_tokens` when it maps names to tokens (they win over the config's own).
+    `extra_special_tokens` as a list names no token, so it adds no variable."""
+    named = {}
+    for name in SPECIAL_TOKEN_NAMES:
+        if (token := _token_text(config.get(name))) is not None:
+            named[name] = token
+    # transformers takes string values first and AddedTokens later, at which point the
+    # strings win; a name keeps the place it was first given.
+    objects, strings = {}, {}
+    for key, value in config.items():
+        if key in SPECIAL_TOKEN_NAMES or not key.endswith("_token"):
+            continue
+        if isinstance(value, str):
+            strings[key] = value
+        elif (token := _added_token_text(value)) is not None:
+            objects[key] = token
+    extra = config.get("extra_special_tokens")
+    if not extra:  # the older name, read only when the newer one is empty
+        extra = config.get("additional_special_tokens")
+    if isinstance(extra, Mapping):
+        for key, value in extra.items():
+            if (token := _added_token_text(value)) is not None:
+                strings[key] = token
+    model_specific = {**objects, **strings}
+    names = dict.fromkeys([*SPECIAL_TOKEN_NAMES, *model_specific])
+    return {
+        name: model_specific[name] if name in model_specific else named[name]
+        for name in names
+        if name in model_specific or name in named
+    }
+
+
 def templates_from_config_value(name: str, value: Any) -> dict[str, str]:
     """`chat_template` as a string, or a list of `{name, template}` (named templates)."""
     if value is None:
@@ -142,20 +199,48 @@ def _read_config(source: HFSource, text: str) -> dict[str, str]:
     if not isinstance(config, dict):
         raise HFFileError("tokenizer_config.json", "must hold a JSON object")
     source.tokenizer_config = config
-    for name in SPECIAL_TOKEN_NAMES:
-        if (token := _token_text(config.get(name))) is not None:
-            source.special_tokens[name] = token
+    source.special_tokens = special_tokens_from_config(config)
     for flag in ("add_bos_token", "add_eos_token"):
         if isinstance(config.get(flag), bool):
             setattr(source, flag, config[flag])
     return templates_from_config_value("tokenizer_config.json", config.get("chat_template"))
 
 
-def _read_legacy_json(text: str) -> dict[str, str]:
+def _read_legacy_json(text: str) -> str | None:
+    """The template of a legacy `chat_template.json`, which only a processor reads."""
     data = _load_json("chat_template.json", text)
     if not isinstance(data, dict) or "chat_template" not in data:
         raise HFFileError("chat_template.json", "must be an object with a 'chat_template' field")
-    return templates_from_config_value("chat_template.json", data["chat_template"])
+    template = data["chat_template"]
+    if template is not None and not isinstance(template, str):
+        # A processor keeps a list as it is, and cannot render it.
+        raise HFFileError("chat_template.json", "chat_template must be a string")
+    return template
+
+
+def _with_processor_template(
+    templates: dict[str, str], legacy: str | None, files: Mapping[str, str]
+) -> dict[str, str]:
+    """The tokenizer's templates, and `chat_template.json`'s as `processor`.
+
+    transformers' processor takes `chat_template.json` over every other template file,
+    and refuses to load at all beside named template files (other `NAME.jinja`), while
+    the tokenizer ignores `chat_template.json`; so there is no processor template then.
+    """
+    named_files = [
+        path
+        for path in files
+        if path.endswith(".jinja") and PurePosixPath(path).name != "chat_template.jinja"
+    ]
+    if legacy is None or named_files:
+        return templates
+    if PROCESSOR_TEMPLATE in templates:
+        raise HFFileError(
+            "chat_template.json",
+            f"its template is shown as {PROCESSOR_TEMPLATE!r}, a name the tokenizer's "
+            "templates already use",
+        )
+    return {**templates, PROCESSOR_TEMPLATE: legacy}
 
 
 def _jinja_templates(files: Mapping[str, str]) -> dict[str, str]:
@@ -188,9 +273,11 @@ def read_hf_files(files: Mapping[str, str]) -> HFSource:
     templates: dict[str, str] = {}
     if "tokenizer_config.json" in by_name:
         templates = _read_config(source, by_name["tokenizer_config.json"])
-    if "chat_template.json" in by_name:
-        templates = _read_legacy_json(by_name["chat_template.json"]) or templates
+    # The tokenizer's: template files replace the config's templates, all of them.
     templates = _jinja_templates(files) or templates
+    if "chat_template.json" in by_name:
+        legacy = _read_legacy_json(by_name["chat_template.json"])
+        templates = _with_processor_template(templates, legacy, files)
     source.templates = templates
     if "tokenizer.json" in by_name:
         # Parsed by the tokenizers library when the tokenizer is built (see `check_json`

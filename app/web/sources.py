@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import PurePosixPath
+
 from flask import Blueprint, current_app, request
 
 from app.budget import OverLimit
@@ -46,9 +48,17 @@ def load_gguf() -> tuple[dict, int]:
 def load_hf() -> tuple[dict, int]:
     """Read uploaded Hugging Face tokenizer files (multipart)."""
     _allow_uploads()
-    files = {}
-    for upload in request.files.values():
+    files: dict[str, bytes] = {}
+    last_parts: set[str] = set()
+    # Every part, several under one field name too (`curl -F files=@a -F files=@b`).
+    for _, upload in request.files.items(multi=True):
         name = upload.filename or "unnamed"
+        # The reader knows a file by the last part of its path: `a/tokenizer.json` and
+        # `b/tokenizer.json` would be one file, and one of them silently lost.
+        last = PurePosixPath(name).name
+        if last in last_parts:
+            raise RequestError("files", f"Two files are named {last!r}: send each file once.")
+        last_parts.add(last)
         files[name] = upload.read()
         if not is_utf8(files[name]):
             return error_body("HFFileError", f"{name}: not UTF-8 text", file=name), 422
