@@ -15,7 +15,6 @@ from dataclasses import replace
 from itertools import pairwise
 from typing import Any
 
-from app.analysis.capabilities import detect_capabilities
 from app.analysis.content_format import detect_content_format
 from app.analysis.diagnostics import Diagnostic, end_of_turn_marker, template_diagnostics
 from app.analysis.prefix import (
@@ -26,7 +25,8 @@ from app.analysis.prefix import (
 )
 from app.analysis.vocab_checks import TokenIds, vocabulary_diagnostics
 from app.display.prompt import template_markers
-from app.render.chat import RenderRequest, render_chat
+from app.render.engines.llamacpp.capabilities import detect_capabilities
+from app.render.engines.transformers.chat import RenderRequest, render_chat
 from app.render.pool import SandboxPool
 from app.render.problems import TemplateProblem
 from app.sources.source import Source

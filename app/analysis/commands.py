@@ -264,7 +264,7 @@ def build_commands(
     `model` is a GGUF file (for llama.cpp and gguf-py) or a Hugging Face id (for vLLM and
     transformers); a placeholder stands in for the kind not given. `builtin` is the name
     of a llama.cpp built-in format that renders like the template (see
-    `builtin_templates.equivalent_builtin`), which adds the shorter `builtin` form.
+    `equivalent_builtin` of the llama.cpp engine), which adds the shorter `builtin` form.
     """
     kwargs = kwargs or {}
     messages = EXAMPLE_MESSAGES if messages is None else messages
@@ -283,9 +283,9 @@ def build_commands(
 def template_facts(template: str, kwargs: dict, special_tokens: dict[str, str]) -> dict[str, Any]:
     """What the command lines depend on, learnt by rendering (runs in a sandbox worker)."""
     # Imported here: the renderer is only needed where this runs, in the worker.
-    from app.analysis.builtin_templates import equivalent_builtin
     from app.analysis.content_format import detect_content_format
-    from app.render.chat import RenderRequest, render_chat
+    from app.render.engines.llamacpp.builtins import equivalent_builtin
+    from app.render.engines.transformers.chat import RenderRequest, render_chat
     from app.render.problems import TemplateProblem
 
     def render(messages: list[dict], add_generation_prompt: bool) -> str | None:

@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from app.pool import WorkerPool
-from app.render.chat import Rendered, RenderRequest, render_chat
+from app.render.engines.llamacpp.render import render_llamacpp
+from app.render.engines.transformers.chat import Rendered, RenderRequest, render_chat
 from app.render.environment import shared_environment
 from app.render.limits import RenderLimits
-from app.render.llamacpp import render_llamacpp
 
 
 class SandboxPool(WorkerPool):

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from app.render.chat import ENGINES, RenderRequest
+from app.render.engines.transformers.chat import ENGINES, RenderRequest
 
 
 @dataclass

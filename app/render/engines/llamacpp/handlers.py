@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from app.render.llamacpp_messages import ChatMessage
+from app.render.engines.llamacpp.messages import ChatMessage
 
 #: (reasoning, continue into the content?, the message, the template's generation prompt)
 #: -> the text appended to the prompt.

@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from app.render.chat import RenderRequest
+from app.render.engines.llamacpp.jinja import compile_llamacpp
+from app.render.engines.llamacpp.messages import LlamaCppInputError
+from app.render.engines.transformers.chat import RenderRequest
 from app.render.environment import pinned_clock
 from app.render.limits import RenderLimits
-from app.render.llamacpp_jinja import compile_llamacpp
-from app.render.llamacpp_messages import LlamaCppInputError
 from app.render.problems import limit_exceeded
 
 

@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from app.render.engines.llamacpp.jinja import compile_llamacpp, render_bounded
+from app.render.engines.llamacpp.messages import ChatMessage
 from app.render.limits import RenderLimits
-from app.render.llamacpp_jinja import compile_llamacpp, render_bounded
-from app.render.llamacpp_messages import ChatMessage
 
 #: The probe texts of chat-diff-analyzer.cpp.
 USER_MSG = "U_USER_MSG Hello END_U"

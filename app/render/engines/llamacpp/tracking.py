@@ -20,12 +20,12 @@ from typing import Any
 
 import jinja2
 
-from app.render.limits import RenderLimits
-from app.render.llamacpp_jinja import (
+from app.render.engines.llamacpp.jinja import (
     LlamaCppEnvironment,
     build_llamacpp_environment,
     render_bounded,
 )
+from app.render.limits import RenderLimits
 
 #: Output bound of one probe render: the bound of a render with the default limits.
 PROBE_OUTPUT_CHARS = RenderLimits().output_chars

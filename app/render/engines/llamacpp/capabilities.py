@@ -1,14 +1,14 @@
 """What a chat template can do, detected the way llama.cpp detects it.
 
 llama-server reports `chat_template_caps` in `/props` and uses them to rewrite
-messages before rendering (see `app.render.llamacpp`). It finds them in
+messages before rendering (see `render`). It finds them in
 `common/jinja/caps.cpp` (`caps_get`): it renders a handful of probe conversations
 with its own Jinja engine in "stats" mode, which records every value the template
 touches (an identifier lookup, a member access, a filter, a test, a loop over it),
 and then asks which probe values were touched or which marker strings reached the
 output. This module runs the same probes, in the same order and with the same
 inputs, in our sandbox: the probe values are wrapped in `tracked` containers that
-note every use the template makes of them (see `app.analysis.tracking`).
+note every use the template makes of them (see `tracking`).
 
 `detect_capabilities` is pure and takes only the template source, so it can run in
 a sandbox worker.
@@ -19,7 +19,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from app.analysis.tracking import TrackedStr, has_op, render_tracked, track, used
+from app.render.engines.llamacpp.tracking import TrackedStr, has_op, render_tracked, track, used
 
 #: The capability names, in the order llama-server lists them in `/props`.
 CAPABILITIES = (

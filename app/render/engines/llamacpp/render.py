@@ -4,18 +4,18 @@ The steps, in llama.cpp's order (tools/server/server-common.cpp
 `oaicompat_chat_params_parse`, then common/chat.cpp `common_chat_templates_apply_jinja`
 and `common_chat_template_direct_apply_impl`):
 
-1. the request is parsed into llama.cpp's own messages (`llamacpp_messages`);
+1. the request is parsed into llama.cpp's own messages (`messages`);
 2. a final assistant message is continued, not closed (prefill): it is taken out,
    the rest is rendered without a generation prompt, and the continuation is written
    after it, by the template's handler or from the reasoning tags the autoparser
-   finds (`llamacpp_handlers`, `llamacpp_reasoning`);
+   finds (`handlers`, `reasoning`);
 3. the capability-dependent rewrites run (developer→system, system merge, object
-   arguments, ...), with the capabilities llama.cpp detects (`app.analysis.capabilities`);
+   arguments, ...), with the capabilities llama.cpp detects (`capabilities`);
 4. the template renders with llama.cpp's variables — `enable_thinking` (true when the
    template supports thinking, unless the kwargs say otherwise), `datetime`
    ("%b %d %Y"), `date_string` ("%d %b %Y"),
    `bos_token`/`eos_token`, `add_generation_prompt` only when true — in an
-   environment with llama.cpp's Jinja semantics (`llamacpp_jinja`);
+   environment with llama.cpp's Jinja semantics (`jinja`);
 5. a BOS at the start and an EOS at the end are cut when the vocabulary adds them.
 
 Every rewrite that changes the prompt is reported as a sentence in `rewrites`.
@@ -28,12 +28,15 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from app.analysis.capabilities import detect_capabilities
-from app.render.chat import RenderRequest
-from app.render.environment import template_hash
-from app.render.limits import RenderLimits
-from app.render.llamacpp_handlers import Handler, gemma4_prepare, select_handler
-from app.render.llamacpp_messages import (
+from app.render.engines.llamacpp.capabilities import detect_capabilities
+from app.render.engines.llamacpp.context import (
+    RenderContext,
+    generation_prompt,
+    render_messages,
+    template_variables,
+)
+from app.render.engines.llamacpp.handlers import Handler, gemma4_prepare, select_handler
+from app.render.engines.llamacpp.messages import (
     ChatMessage,
     LlamaCppInputError,
     apply_workarounds,
@@ -42,13 +45,14 @@ from app.render.llamacpp_messages import (
     parse_tools,
     to_json,
 )
-from app.render.llamacpp_reasoning import ReasoningTags, autoparser_continuation, reasoning_tags
-from app.render.llamacpp_render import (
-    RenderContext,
-    generation_prompt,
-    render_messages,
-    template_variables,
+from app.render.engines.llamacpp.reasoning import (
+    ReasoningTags,
+    autoparser_continuation,
+    reasoning_tags,
 )
+from app.render.engines.transformers.chat import RenderRequest
+from app.render.environment import template_hash
+from app.render.limits import RenderLimits
 from app.render.problems import TemplateProblem, limit_exceeded, problem_from_exception
 
 #: Limits for callers that give none.

@@ -1,0 +1,1 @@
+"""The render engines: each reproduces one program's chat-template rendering."""

@@ -1,0 +1,1 @@
+"""The llama.cpp engine: what llama-server's `/apply-template` returns."""

@@ -1,0 +1,1 @@
+"""The transformers engine: `apply_chat_template(..., tokenize=False)` in Python."""
