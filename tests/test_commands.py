@@ -24,8 +24,9 @@ from app.analysis.commands import (
     build_commands,
     llama_server_file_command,
 )
+from app.render.core import RenderRequest
 from app.render.engines.llamacpp.builtins import BUILTINS, apply_builtin, equivalent_builtin
-from app.render.engines.transformers.chat import RenderRequest, render_chat
+from app.render.engines.transformers.chat import render_chat
 from app.render.problems import TemplateProblem
 from tests.reference import reference_tokenizer
 

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
+from app.render.core import RenderRequest
 from app.render.engines.llamacpp.render import KNOWN_DIFFERENCES, LlamaCppRendered, render_llamacpp
-from app.render.engines.transformers.chat import RenderRequest
 from app.render.problems import TemplateProblem
 from tests.shared_data import LLAMA_SERVER_RENDERS, TEMPLATES_DIR
 

@@ -25,8 +25,10 @@ from app.analysis.prefix import (
 )
 from app.analysis.vocab_checks import TokenIds, vocabulary_diagnostics
 from app.display.prompt import template_markers
-from app.render.engines.llamacpp.capabilities import detect_capabilities
-from app.render.engines.transformers.chat import RenderRequest, render_chat
+from app.render.core import RenderRequest
+from app.render.engines import get_engine
+from app.render.engines.transformers.chat import render_chat
+from app.render.limits import RenderLimits, check_template_size
 from app.render.pool import SandboxPool
 from app.render.problems import TemplateProblem
 from app.sources.source import Source
@@ -35,27 +37,30 @@ from app.sources.source import Source
 DEFAULT_MAX_TURNS = 32
 #: Characters of requests tokenized for token counts (`PLAYGROUND_OUTPUT_CHARS`).
 DEFAULT_MAX_CHARS = 2_000_000
-
-
-def _prompt(request: RenderRequest) -> str:
-    return render_chat(request).prompt
-
-
-def _render_or_none(request: RenderRequest) -> str | None:
-    try:
-        return _prompt(request)
-    except TemplateProblem:
-        return None
+#: The engine whose capabilities the view reports: llama-server's `chat_template_caps`
+#: are the capabilities a server states (README, `POST /api/analyze`).
+CAPABILITIES_ENGINE = "llama.cpp"
 
 
 def probe_template(
-    request: RenderRequest, max_turns: int = DEFAULT_MAX_TURNS, max_chars: int = DEFAULT_MAX_CHARS
+    request: RenderRequest, max_turns: int, max_chars: int, limits: RenderLimits
 ) -> dict[str, Any]:
-    """Everything the analysis learns by rendering (worker side).
+    """Everything the analysis learns by rendering (worker side), within `limits`.
 
     The requests of each turn are compared here, in the worker: they can add up to tens
     of megabytes, which only come back (for token counts) within `max_chars`.
     """
+    check_template_size(request.template, limits)
+
+    def _prompt(request: RenderRequest) -> str:
+        return render_chat(request, limits).prompt
+
+    def _render_or_none(request: RenderRequest) -> str | None:
+        try:
+            return _prompt(request)
+        except TemplateProblem:
+            return None
+
     markers = sorted(
         set(template_markers(request.template)) | set(request.special_tokens.values()),
         key=len,
@@ -78,7 +83,7 @@ def probe_template(
     ]
     small = sum(len(text) for text in requests if text is not None) <= max_chars
     return {
-        "capabilities": detect_capabilities(request.template),
+        "capabilities": get_engine(CAPABILITIES_ENGINE).capabilities(request.template, limits),
         "content_format": detect_content_format(request.template),
         "diagnostics": [d.to_json() for d in template_diagnostics(request, _prompt)],
         "end_marker": end_of_turn_marker(request, _prompt, markers),

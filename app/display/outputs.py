@@ -16,7 +16,7 @@ from app.analysis.commands import build_commands, llama_server_file_command, tem
 from app.analysis.diff import char_opcodes, diff_stats, side_by_side, token_opcodes, unified
 from app.display.prompt import Segment, TokenSpan, segment_prompt, token_spans
 from app.display.state import render_body
-from app.render.engines.transformers.chat import Rendered
+from app.render.core import Rendered
 from app.render.pool import SandboxPool
 from app.render.problems import TemplateProblem
 from app.render.request import RequestError, parse_render_request
