@@ -30,6 +30,11 @@ def get_engine(engine_id: str) -> Engine:
     return ENGINES[engine_id]
 
 
+def counterpart(engine_id: str) -> str:
+    """The engine a comparison of engines sets against `engine_id`: the first other one."""
+    return next(other for other in ENGINES if other != engine_id)
+
+
 def engine_list() -> list[dict[str, str]]:
     """`{id, name, version, description}` of every engine, in registry order."""
     return [engine.info() for engine in ENGINES.values()]
