@@ -7,6 +7,8 @@ listed without any page code naming it.
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 
 import pytest
 
@@ -14,6 +16,7 @@ from app.render import engines
 from app.render.core import Engine, Rendered, RenderRequest
 from app.render.limits import RenderLimits
 from app.render.request import parse_render_request
+from tests.conftest import REPO
 
 
 class EchoEngine(Engine):
@@ -81,3 +84,19 @@ def test_a_share_keeps_the_compared_engine(client):
     assert client.get(url + ".json").json["compare_engines"] == "llama.cpp"
     refused = client.post("/api/shares", json={**body, "compare_engines": "vllm"})
     assert (refused.status_code, refused.json["error"]["field"]) == (400, "compare_engines")
+
+
+#: What a sandbox worker imports: its entry, and the modules of the tasks it is sent.
+WORKER_MODULES = ("app.render.pool", "app.analysis.probes", "app.analysis.commands")
+
+
+def test_a_sandbox_worker_imports_no_flask_tokenizers_or_gguf():
+    # A fresh interpreter, as the forkserver that sandbox workers fork from.
+    code = (
+        f"import sys, {', '.join(WORKER_MODULES)}; "
+        "print(sorted({'flask', 'tokenizers', 'gguf'} & set(sys.modules)))"
+    )
+    found = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True
+    )
+    assert found.stdout.strip() == "[]"
