@@ -3,7 +3,7 @@
 This mirrors `PreTrainedTokenizerBase.apply_chat_template(..., tokenize=False)` and
 `transformers.utils.chat_template_utils.render_jinja_template`: the same input
 normalisation, the same variables, the same `continue_final_message` handling and the
-same errors. It runs inside a sandbox worker (see `pool.py`); it never imports Flask.
+same errors. It runs inside a sandbox worker (see `app.render.pool`); it never imports Flask.
 """
 
 from __future__ import annotations
