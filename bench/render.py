@@ -39,7 +39,8 @@ from typing import Any
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
 from app.config import load_settings
-from app.render.chat import RenderRequest, render_chat
+from app.render.core import RenderRequest
+from app.render.engines.transformers.chat import render_chat
 from app.render.problems import TemplateProblem
 from bench._server import Server, visitor_address
 from tests.corpus import case_body, case_request, load_conversations

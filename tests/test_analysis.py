@@ -9,7 +9,8 @@ import pytest
 from app.analysis.analyze import analyze
 from app.analysis.content_format import detect_content_format
 from app.analysis.diagnostics import template_diagnostics
-from app.render.chat import RenderRequest, render_chat
+from app.render.core import RenderRequest
+from app.render.engines.transformers.chat import render_chat
 from app.sources.library import Library
 from tests.shared_data import TEMPLATES_DIR, VOCAB_DIR
 

@@ -1,4 +1,4 @@
-"""app.analysis.capabilities against llama-server's /props `chat_template_caps`."""
+"""The llama.cpp engine's capabilities against llama-server's /props `chat_template_caps`."""
 
 from __future__ import annotations
 
@@ -8,7 +8,11 @@ from typing import Any
 
 import pytest
 
-from app.analysis.capabilities import CAPABILITIES, KNOWN_CAPS_DIFFERENCES, detect_capabilities
+from app.render.engines.llamacpp.capabilities import (
+    CAPABILITIES,
+    KNOWN_CAPS_DIFFERENCES,
+    detect_capabilities,
+)
 from tests.shared_data import LLAMA_SERVER_RENDERS, TEMPLATES_DIR
 
 

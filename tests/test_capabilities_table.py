@@ -1,7 +1,7 @@
 """Expected `chat_template_caps` of well-known templates, worked out by reading their Jinja.
 
 Each row was derived by hand from the template source, following the definitions that
-`app.analysis.capabilities` takes from llama.cpp's `common/jinja/caps.cpp`:
+`app.render.engines.llamacpp.capabilities` takes from llama.cpp's `common/jinja/caps.cpp`:
 
 - string content: a user message whose content is a plain string renders (and, if the
   template also reads the content as a list, the string still reaches the output);
@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.analysis.capabilities import CAPABILITIES, detect_capabilities
+from app.render.engines.llamacpp.capabilities import CAPABILITIES, detect_capabilities
 from tests.shared_data import TEMPLATES_DIR
 
 

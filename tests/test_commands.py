@@ -19,13 +19,14 @@ import numpy as np
 import pytest
 from gguf import GGUFReader, GGUFWriter
 
-from app.analysis.builtin_templates import BUILTINS, apply_builtin, equivalent_builtin
 from app.analysis.commands import (
     MAX_ARGUMENT_BYTES,
     build_commands,
     llama_server_file_command,
 )
-from app.render.chat import RenderRequest, render_chat
+from app.render.core import RenderRequest
+from app.render.engines.llamacpp.builtins import BUILTINS, apply_builtin, equivalent_builtin
+from app.render.engines.transformers.chat import render_chat
 from app.render.problems import TemplateProblem
 from tests.reference import reference_tokenizer
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.render.chat import render_chat
+from app.render.engines.transformers.chat import render_chat
 from app.render.problems import TemplateProblem
 from app.sources.library import Library
 from tests.conftest import REPO

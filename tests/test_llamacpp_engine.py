@@ -1,4 +1,4 @@
-"""app.render.llamacpp against a real llama-server: every recorded /apply-template render.
+"""The llama.cpp engine against a real llama-server: every recorded /apply-template render.
 
 The recordings (`renders-b10573.json`, see tests/shared_data.py) hold what llama-server
 b10573 answered for each template and conversation. Every pair must render to the same
@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from app.render.chat import RenderRequest
-from app.render.llamacpp import KNOWN_DIFFERENCES, LlamaCppRendered, render_llamacpp
+from app.render.core import RenderRequest
+from app.render.engines.llamacpp.render import KNOWN_DIFFERENCES, LlamaCppRendered, render_llamacpp
 from app.render.problems import TemplateProblem
 from tests.shared_data import LLAMA_SERVER_RENDERS, TEMPLATES_DIR
 

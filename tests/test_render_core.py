@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from app.render.chat import RenderRequest, render_chat
+from app.render.core import RenderRequest
+from app.render.engines.transformers.chat import render_chat
 from app.render.problems import TemplateProblem
 from tests.corpus import DEFAULT_SPECIAL_TOKENS, PINNED_NOW, case_request, our_outcome
 from tests.reference import Outcome, reference_generation_spans, reference_render

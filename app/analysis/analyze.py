@@ -1,7 +1,7 @@
 """The Analysis view: capabilities, content format, diagnostics and prefix stability.
 
-`probe_template` runs in a sandbox worker: every render it makes is of the untrusted
-template. `analyze` then adds what needs the model's vocabulary (token counts, BOS,
+`probe_template` (`probes.py`) runs in a sandbox worker: every render it makes is of
+the untrusted template. `analyze` then adds what needs the model's vocabulary (token counts, BOS,
 end-of-turn and marker checks), tokenized in a source worker.
 
 The cost grows with the conversation (two renders per user turn, each the size of the
@@ -12,21 +12,13 @@ conversation so far), so at most `max_turns` user turns are followed and at most
 from __future__ import annotations
 
 from dataclasses import replace
-from itertools import pairwise
 from typing import Any
 
-from app.analysis.capabilities import detect_capabilities
-from app.analysis.content_format import detect_content_format
-from app.analysis.diagnostics import Diagnostic, end_of_turn_marker, template_diagnostics
-from app.analysis.prefix import (
-    answered_requests,
-    compare_requests,
-    shared_prefix,
-    user_turn_requests,
-)
+from app.analysis.diagnostics import Diagnostic
+from app.analysis.prefix import shared_prefix
+from app.analysis.probes import probe_template
 from app.analysis.vocab_checks import TokenIds, vocabulary_diagnostics
-from app.display.prompt import template_markers
-from app.render.chat import RenderRequest, render_chat
+from app.render.core import RenderRequest
 from app.render.pool import SandboxPool
 from app.render.problems import TemplateProblem
 from app.sources.source import Source
@@ -35,58 +27,6 @@ from app.sources.source import Source
 DEFAULT_MAX_TURNS = 32
 #: Characters of requests tokenized for token counts (`PLAYGROUND_OUTPUT_CHARS`).
 DEFAULT_MAX_CHARS = 2_000_000
-
-
-def _prompt(request: RenderRequest) -> str:
-    return render_chat(request).prompt
-
-
-def _render_or_none(request: RenderRequest) -> str | None:
-    try:
-        return _prompt(request)
-    except TemplateProblem:
-        return None
-
-
-def probe_template(
-    request: RenderRequest, max_turns: int = DEFAULT_MAX_TURNS, max_chars: int = DEFAULT_MAX_CHARS
-) -> dict[str, Any]:
-    """Everything the analysis learns by rendering (worker side).
-
-    The requests of each turn are compared here, in the worker: they can add up to tens
-    of megabytes, which only come back (for token counts) within `max_chars`.
-    """
-    markers = sorted(
-        set(template_markers(request.template)) | set(request.special_tokens.values()),
-        key=len,
-        reverse=True,
-    )
-    as_sent = {"add_generation_prompt": True, "continue_final_message": False}
-    as_answered = {"add_generation_prompt": False, "continue_final_message": False}
-
-    def rendered(messages: list | None, options: dict[str, bool]) -> str | None:
-        if messages is None:
-            return None
-        return _render_or_none(replace(request, messages=messages, **options))
-
-    requests = [rendered(m, as_sent) for m in user_turn_requests(request.messages)[:max_turns]]
-    answered = [rendered(m, as_answered) for m in answered_requests(request.messages)[:max_turns]]
-    pairs = [
-        compare_requests(k + 1, left, right, None, answered[k]).to_json()
-        for k, (left, right) in enumerate(pairwise(requests))
-        if left is not None and right is not None
-    ]
-    small = sum(len(text) for text in requests if text is not None) <= max_chars
-    return {
-        "capabilities": detect_capabilities(request.template),
-        "content_format": detect_content_format(request.template),
-        "diagnostics": [d.to_json() for d in template_diagnostics(request, _prompt)],
-        "end_marker": end_of_turn_marker(request, _prompt, markers),
-        "pairs": pairs,
-        "requests": requests if small else None,
-        "user_turns": len(user_turn_requests(request.messages)),
-        "prompt": _render_or_none(request),
-    }
 
 
 def _prefix_stability(probed: dict[str, Any], token_ids: TokenIds | None) -> list[dict[str, Any]]:

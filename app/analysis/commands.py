@@ -35,6 +35,8 @@ import re
 import shlex
 from typing import Any
 
+from app.render.limits import RenderLimits, check_template_size
+
 TEMPLATE_FILE = "template.jinja"
 REQUEST_FILE = "apply-template.json"
 GGUF_PLACEHOLDER = "MODEL.gguf"
@@ -264,7 +266,7 @@ def build_commands(
     `model` is a GGUF file (for llama.cpp and gguf-py) or a Hugging Face id (for vLLM and
     transformers); a placeholder stands in for the kind not given. `builtin` is the name
     of a llama.cpp built-in format that renders like the template (see
-    `builtin_templates.equivalent_builtin`), which adds the shorter `builtin` form.
+    `equivalent_builtin` of the llama.cpp engine), which adds the shorter `builtin` form.
     """
     kwargs = kwargs or {}
     messages = EXAMPLE_MESSAGES if messages is None else messages
@@ -280,13 +282,19 @@ def build_commands(
     ]
 
 
-def template_facts(template: str, kwargs: dict, special_tokens: dict[str, str]) -> dict[str, Any]:
-    """What the command lines depend on, learnt by rendering (runs in a sandbox worker)."""
+def template_facts(
+    template: str, kwargs: dict, special_tokens: dict[str, str], limits: RenderLimits
+) -> dict[str, Any]:
+    """What the command lines depend on, learnt by rendering within `limits` (runs in a
+    sandbox worker)."""
     # Imported here: the renderer is only needed where this runs, in the worker.
-    from app.analysis.builtin_templates import equivalent_builtin
     from app.analysis.content_format import detect_content_format
-    from app.render.chat import RenderRequest, render_chat
+    from app.render.core import RenderRequest
+    from app.render.engines.llamacpp.builtins import equivalent_builtin
+    from app.render.engines.transformers.chat import render_chat
     from app.render.problems import TemplateProblem
+
+    check_template_size(template, limits)
 
     def render(messages: list[dict], add_generation_prompt: bool) -> str | None:
         request = RenderRequest(
@@ -297,7 +305,7 @@ def template_facts(template: str, kwargs: dict, special_tokens: dict[str, str]) 
             kwargs=kwargs,
         )
         try:
-            return render_chat(request).prompt
+            return render_chat(request, limits).prompt
         except TemplateProblem:
             return None
 

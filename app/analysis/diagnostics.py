@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from app.analysis.prefix import shared_prefix
-from app.render.chat import RenderRequest
+from app.render.core import RenderRequest
 from app.render.problems import TemplateProblem
 
 Render = Callable[[RenderRequest], str]

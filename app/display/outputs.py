@@ -16,7 +16,8 @@ from app.analysis.commands import build_commands, llama_server_file_command, tem
 from app.analysis.diff import char_opcodes, diff_stats, side_by_side, token_opcodes, unified
 from app.display.prompt import Segment, TokenSpan, segment_prompt, token_spans
 from app.display.state import render_body
-from app.render.chat import Rendered
+from app.render.core import Rendered
+from app.render.engines import counterpart
 from app.render.pool import SandboxPool
 from app.render.problems import TemplateProblem
 from app.render.request import RequestError, parse_render_request
@@ -194,8 +195,12 @@ def compare(
     """Diff the main prompt against the other engine's, or against the compare template's."""
     if main.prompt is None:
         return None
-    if state.get("compare_engines"):
-        other = "transformers" if state.get("engine") == "llama.cpp" else "llama.cpp"
+    if chosen := state.get("compare_engines"):
+        other = (
+            chosen
+            if isinstance(chosen, str)
+            else counterpart(state.get("engine") or "transformers")
+        )
         right = rendering(pool, render_body(state, engine=other), source, limits)
         label = f"the {other} engine"
     elif state.get("compare_template"):

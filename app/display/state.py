@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from app.render.engines import counterpart
 from app.untrusted_json import DEFAULT_MAX_DEPTH, JSONRefused, loads
 
 #: Fields of the form holding JSON, with the JSON type each must have and its default.
@@ -73,6 +74,14 @@ def _continue_value(text: str | None) -> bool | str:
     return True if text == "true" else text
 
 
+def _compare_engines(text: str | None) -> bool | str:
+    """The engine the Diff view compares against: an engine id, True for the other
+    engine (a checkbox's "on", as older pages and shares say), or False."""
+    if not text or text == "false":
+        return False
+    return True if text in ("on", "true", "1") else text
+
+
 def _source(form: Mapping[str, str]) -> dict[str, Any] | None:
     source_id = (form.get("source_id") or "").strip()
     if not source_id:
@@ -103,7 +112,7 @@ def state_from_form(
     state["now"] = form.get("now") or None
     compare = _lf(form.get("compare_template") or "")
     state["compare_template"] = compare if compare.strip() else None
-    state["compare_engines"] = form.get("compare_engines") in ("on", "true", "1")
+    state["compare_engines"] = _compare_engines(form.get("compare_engines"))
     state["engine"] = form.get("engine") or "transformers"
     state["source"] = _source(form)
     state["view"] = form.get("view") or "prompt"
@@ -126,7 +135,7 @@ def form_values(state: Mapping[str, Any]) -> dict[str, str]:
         continue_final_message="true" if cont is True else (cont or ""),
         now=(state.get("now") or "")[:19],
         compare_template=state.get("compare_template") or "",
-        compare_engines="on" if state.get("compare_engines") else "",
+        compare_engines=_compare_engines_value(state),
         engine=state.get("engine") or "transformers",
         source_id=source.get("id") or "",
         source_kind=source.get("kind") or "",
@@ -135,6 +144,14 @@ def form_values(state: Mapping[str, Any]) -> dict[str, str]:
         view=state.get("view") or "prompt",
     )
     return values
+
+
+def _compare_engines_value(state: Mapping[str, Any]) -> str:
+    """The engine id the compare menu shows selected ("" for none)."""
+    chosen = state.get("compare_engines")
+    if chosen is True:
+        return counterpart(state.get("engine") or "transformers")
+    return chosen or ""
 
 
 def render_body(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from datetime import datetime
@@ -166,11 +166,20 @@ def template_hash(source: str) -> str:
     return hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-@lru_cache(maxsize=COMPILED_CACHE_SIZE)
-def _compile_by_hash(digest: str, source: str) -> jinja2.Template:
-    return shared_environment().from_string(source)
+def compile_cache(
+    environment: Callable[[], jinja2.Environment], size: int = COMPILED_CACHE_SIZE
+) -> Callable[[str], jinja2.Template]:
+    """A compile function for one environment, caching per process by content hash."""
+
+    @lru_cache(maxsize=size)
+    def by_hash(digest: str, source: str) -> jinja2.Template:
+        return environment().from_string(source)
+
+    def compile_source(source: str) -> jinja2.Template:
+        return by_hash(template_hash(source), source)
+
+    return compile_source
 
 
-def compile_template(source: str) -> jinja2.Template:
-    """Compile once per process; the cache is keyed by content hash, not object identity."""
-    return _compile_by_hash(template_hash(source), source)
+#: Compile once per process; the cache is keyed by content hash, not object identity.
+compile_template = compile_cache(shared_environment)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from app.render.problems import limit_exceeded
+
 
 @dataclass(frozen=True)
 class RenderLimits:
@@ -17,3 +19,17 @@ class RenderLimits:
     output_chars: int = 2_000_000
     #: Size of the template source, in bytes of UTF-8.
     template_bytes: int = 256 * 1024
+
+
+#: Limits for callers that give none (tests, benches); the app passes its settings.
+DEFAULT_LIMITS = RenderLimits()
+
+
+def check_template_size(template: str, limits: RenderLimits) -> None:
+    """Refuse a template over `limits.template_bytes` before anything compiles it."""
+    size = len(template.encode("utf-8", "surrogatepass"))
+    if size > limits.template_bytes:
+        raise limit_exceeded(
+            "template_bytes",
+            f"The template is {size:,} bytes; the limit is {limits.template_bytes:,}.",
+        )

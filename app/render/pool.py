@@ -1,18 +1,23 @@
 """The sandbox: render workers that run untrusted templates under time, memory and output limits.
 
 The web process never compiles or renders a user template itself: every render goes to
-a `SandboxPool` worker (see `app.pool` for the limits every worker runs under).
+a `SandboxPool` worker (see `app.pool` for the limits every worker runs under). Each
+task gets the pool's `RenderLimits` as its last argument, so the output and template
+limits in force bound analysis probes and command checks as they bound renders.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any, TypeVar
 
 from app.pool import WorkerPool
-from app.render.chat import Rendered, RenderRequest, render_chat
+from app.render import engines
+from app.render.core import Rendered, RenderRequest
 from app.render.environment import shared_environment
 from app.render.limits import RenderLimits
-from app.render.llamacpp import render_llamacpp
+
+T = TypeVar("T")
 
 
 class SandboxPool(WorkerPool):
@@ -36,9 +41,13 @@ class SandboxPool(WorkerPool):
         )
         self.limits = limits
 
+    def run(self, function: Callable[..., T], *args: Any, ahead: int = 0) -> T:
+        """Run `function(*args, limits)` in a worker: every task gets the limits in force."""
+        return super().run(function, *args, self.limits, ahead=ahead)
+
     def render(self, request: RenderRequest) -> Rendered:
         """Render in a worker; raises `TemplateProblem` for anything that goes wrong."""
-        return self.run(render_in_worker, request, self.limits)
+        return self.run(render_in_worker, request)
 
 
 def warm_up() -> None:
@@ -48,12 +57,4 @@ def warm_up() -> None:
 
 def render_in_worker(request: RenderRequest, limits: RenderLimits) -> Rendered:
     """A render with the engine the request names (worker side)."""
-    if request.engine == "llama.cpp":
-        rendered = render_llamacpp(
-            request,
-            add_bos_token=request.add_bos_token,
-            add_eos_token=request.add_eos_token,
-            limits=limits,
-        )
-        return Rendered(rendered.prompt, [], rendered.rewrites)
-    return render_chat(request, limits)
+    return engines.render(request, limits)

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from app.render.chat import ENGINES, RenderRequest
+from app.render.core import RenderRequest
+from app.render.engines import ENGINES
 
 
 @dataclass

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from app.render.engines import ENGINES
 from app.render.request import RequestError, parse_render_request
 
 #: A share id: the first 24 hex characters of a SHA-256 (96 bits, so collisions need
@@ -55,14 +56,17 @@ def _optional_string(body: dict, field: str, path: str | None = None) -> str | N
     return value
 
 
-def _optional_flag(body: dict, field: str) -> bool | None:
-    """A boolean option stored only when true."""
-    value = body.get(field)
-    if value is None or value is False:
-        return None
-    if value is not True:
-        raise RequestError(field, f"'{field}' must be a boolean.")
-    return True
+def _compare_engines(body: dict) -> bool | str | None:
+    """The engine the Diff view compares against: an engine id, or true for the other
+    engine; stored only when set."""
+    value = body.get("compare_engines")
+    if value is None or value is False or value is True:
+        return value or None
+    if type(value) is not str or value not in ENGINES:
+        raise RequestError(
+            "compare_engines", "'compare_engines' must be a boolean or the id of an engine."
+        )
+    return value
 
 
 def _source_summary(value: Any) -> dict[str, Any] | None:
@@ -110,7 +114,7 @@ def normalise_state(body: Any) -> dict[str, Any]:
         "engine": None if render.engine == "transformers" else render.engine,
         "add_bos_token": render.add_bos_token or None,
         "add_eos_token": render.add_eos_token or None,
-        "compare_engines": _optional_flag(body, "compare_engines"),
+        "compare_engines": _compare_engines(body),
         "view": _optional_string(body, "view"),
     }
     # Null and absent mean the same thing, so they must hash the same.

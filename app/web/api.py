@@ -1,4 +1,4 @@
-"""The JSON API: `/api/render` and the health check."""
+"""The JSON API: `/api/render`, `/api/engines` and the health check."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import time
 
 from flask import Blueprint, current_app, request
 
+from app.render.engines import engine_list
 from app.render.pool import SandboxPool
 from app.render.request import RequestError, parse_render_request
 from app.untrusted_json import JSONRefused, loads
@@ -39,6 +40,12 @@ def json_body() -> object:
 def healthz() -> dict:
     """Liveness: the process answers."""
     return {"status": "ok"}
+
+
+@blueprint.get("/api/engines")
+def engines() -> dict:
+    """The render engines a request can name, each with the version it reproduces."""
+    return {"engines": engine_list()}
 
 
 @blueprint.post("/api/render")

@@ -8,6 +8,7 @@ from flask import Blueprint, Response, abort, current_app, render_template, requ
 
 from app.display.outputs import PageLimits, build_outputs
 from app.display.state import default_state, form_values, state_from_form
+from app.render.engines import engine_list
 from app.web.analysis import analysis_budget
 from app.web.api import max_json_depth, sandbox_pool
 from app.web.library import library
@@ -30,6 +31,7 @@ def page_context(state: dict[str, Any], problems: dict[str, str] | None = None) 
         "field_problems": problems or {},
         "outputs": outputs,
         "library": library().entries,
+        "engines": engine_list(),
         "seq": request.values.get("seq", "0"),
         "page_chars": limits.chars,
     }

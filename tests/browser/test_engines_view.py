@@ -35,7 +35,7 @@ def test_llama_cpp_engine_shows_its_rewrites(page: Page) -> None:
 def test_diff_of_the_two_engines(page: Page) -> None:
     use_messages(page, MESSAGES)
     page.click("#tab-diff")
-    page.check("#compare_engines")
+    page.select_option("#compare_engines", "llama.cpp")
     expect(page.locator("#view-diff")).to_contain_text("Against the llama.cpp engine.")
     # Side by side: transformers on the left, llama.cpp on the right.
     cells = page.locator("#diff-side .cell")

@@ -8,7 +8,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from app.render.chat import RenderRequest, render_chat
+from app.render.core import RenderRequest
+from app.render.engines.transformers.chat import render_chat
 from app.render.problems import TemplateProblem
 
 #: The clock `strftime_now` reads in every conformance render, ours and transformers'.

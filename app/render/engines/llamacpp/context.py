@@ -13,12 +13,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from app.render.chat import RenderRequest
+from app.render.bounded import generate_bounded
+from app.render.core import RenderRequest
+from app.render.engines.llamacpp.jinja import compile_llamacpp
+from app.render.engines.llamacpp.messages import LlamaCppInputError
 from app.render.environment import pinned_clock
 from app.render.limits import RenderLimits
-from app.render.llamacpp_jinja import compile_llamacpp
-from app.render.llamacpp_messages import LlamaCppInputError
-from app.render.problems import limit_exceeded
 
 
 @dataclass
@@ -104,18 +104,8 @@ def render_messages(
 
 def _generate(context: RenderContext, variables: dict[str, Any]) -> str:
     compiled = compile_llamacpp(context.source)
-    blocks: list[str] = []
-    length = 0
     with pinned_clock(context.now):
-        for block in compiled.generate(**variables):
-            blocks.append(block)
-            length += len(block)
-            if length > context.limits.output_chars:
-                raise limit_exceeded(
-                    "output_chars",
-                    f"The template wrote more than {context.limits.output_chars:,} characters.",
-                )
-    return "".join(blocks)
+        return generate_bounded(compiled, variables, context.limits.output_chars)
 
 
 def generation_prompt(context: RenderContext, messages: list[dict[str, Any]]) -> str:

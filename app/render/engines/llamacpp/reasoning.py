@@ -26,17 +26,14 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from app.render.limits import RenderLimits
-from app.render.llamacpp_jinja import compile_llamacpp, render_bounded
-from app.render.llamacpp_messages import ChatMessage
+from app.render.bounded import generate_bounded
+from app.render.engines.llamacpp.jinja import compile_llamacpp
+from app.render.engines.llamacpp.messages import ChatMessage
 
 #: The probe texts of chat-diff-analyzer.cpp.
 USER_MSG = "U_USER_MSG Hello END_U"
 ASSISTANT_MSG = "A_ASST_MSG I can help END_A"
 THINKING_CONTENT = "REASON_PART I am thinking END_R"
-
-#: Output bound of one probe render: the bound of a render with the default limits.
-PROBE_OUTPUT_CHARS = RenderLimits().output_chars
 
 #: peg-parser's `marker()`: text delimited by a pair of <> or [].
 _MARKER = r"(?:<[^<>]*>|\[[^\[\]]*\])"
@@ -240,8 +237,12 @@ def _probe(
     agp: bool,
     thinking: bool,
     tools: bool,
+    max_chars: int,
 ) -> str | None:
-    """One analyzer render (compare_variants); a failing template gives None."""
+    """One analyzer render (compare_variants); a failing template gives None.
+
+    It writes at most `max_chars`, the output limit of the render it serves.
+    """
     variables: dict[str, Any] = {
         "messages": copy.deepcopy(messages),
         "bos_token": bos,
@@ -253,20 +254,23 @@ def _probe(
     if agp:
         variables["add_generation_prompt"] = True
     try:
-        return render_bounded(compile_llamacpp(source), variables, PROBE_OUTPUT_CHARS)
+        return generate_bounded(compile_llamacpp(source), variables, max_chars)
     except Exception:
         # compare_variants gives nothing when a render fails: the analyzer skips the step.
         return None
 
 
 @lru_cache(maxsize=128)
-def reasoning_tags(source: str, bos: str, eos: str, supports_tool_calls: bool) -> ReasoningTags:
-    """The autoparser's reasoning tags for a template, cached per process."""
+def reasoning_tags(
+    source: str, bos: str, eos: str, supports_tool_calls: bool, max_chars: int
+) -> ReasoningTags:
+    """The autoparser's reasoning tags for a template, cached per process; each probe
+    render writes at most `max_chars`."""
 
     def render(
         messages: list[dict[str, Any]], agp: bool, thinking: bool, tools: bool
     ) -> str | None:
-        return _probe(source, bos, eos, messages, agp, thinking, tools)
+        return _probe(source, bos, eos, messages, agp, thinking, tools, max_chars)
 
     return analyze_reasoning(render, supports_tool_calls, source)
 

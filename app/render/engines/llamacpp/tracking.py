@@ -20,15 +20,9 @@ from typing import Any
 
 import jinja2
 
-from app.render.limits import RenderLimits
-from app.render.llamacpp_jinja import (
-    LlamaCppEnvironment,
-    build_llamacpp_environment,
-    render_bounded,
-)
-
-#: Output bound of one probe render: the bound of a render with the default limits.
-PROBE_OUTPUT_CHARS = RenderLimits().output_chars
+from app.render.bounded import generate_bounded
+from app.render.engines.llamacpp.jinja import LlamaCppEnvironment, build_llamacpp_environment
+from app.render.environment import compile_cache
 
 
 def _note(value: Any, op: str | None = None) -> None:
@@ -196,15 +190,15 @@ def tracking_environment() -> _TrackingEnvironment:
     return env
 
 
-@functools.lru_cache(maxsize=64)
-def _compiled(template: str) -> jinja2.Template:
-    return tracking_environment().from_string(template)
+#: Compile once per process for the probes, keyed by content hash.
+_compiled = compile_cache(tracking_environment)
 
 
-def render_tracked(template: str, variables: dict[str, Any]) -> str | None:
-    """The output, or None when the template raised (caps.cpp ignores the error)."""
+def render_tracked(template: str, variables: dict[str, Any], max_chars: int) -> str | None:
+    """The output, or None when the template raised or wrote more than `max_chars`
+    (caps.cpp ignores the error)."""
     try:
-        return render_bounded(_compiled(template), variables, PROBE_OUTPUT_CHARS)
+        return generate_bounded(_compiled(template), variables, max_chars)
     except Exception:
         # caps_try_execute swallows every failure: a failed probe is an answer too.
         return None

@@ -4,18 +4,18 @@ The steps, in llama.cpp's order (tools/server/server-common.cpp
 `oaicompat_chat_params_parse`, then common/chat.cpp `common_chat_templates_apply_jinja`
 and `common_chat_template_direct_apply_impl`):
 
-1. the request is parsed into llama.cpp's own messages (`llamacpp_messages`);
+1. the request is parsed into llama.cpp's own messages (`messages`);
 2. a final assistant message is continued, not closed (prefill): it is taken out,
    the rest is rendered without a generation prompt, and the continuation is written
    after it, by the template's handler or from the reasoning tags the autoparser
-   finds (`llamacpp_handlers`, `llamacpp_reasoning`);
+   finds (`handlers`, `reasoning`);
 3. the capability-dependent rewrites run (developer→system, system merge, object
-   arguments, ...), with the capabilities llama.cpp detects (`app.analysis.capabilities`);
+   arguments, ...), with the capabilities llama.cpp detects (`capabilities`);
 4. the template renders with llama.cpp's variables — `enable_thinking` (true when the
    template supports thinking, unless the kwargs say otherwise), `datetime`
    ("%b %d %Y"), `date_string` ("%d %b %Y"),
    `bos_token`/`eos_token`, `add_generation_prompt` only when true — in an
-   environment with llama.cpp's Jinja semantics (`llamacpp_jinja`);
+   environment with llama.cpp's Jinja semantics (`jinja`);
 5. a BOS at the start and an EOS at the end are cut when the vocabulary adds them.
 
 Every rewrite that changes the prompt is reported as a sentence in `rewrites`.
@@ -24,16 +24,21 @@ Every rewrite that changes the prompt is reported as a sentence in `rewrites`.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
-from app.analysis.capabilities import detect_capabilities
-from app.render.chat import RenderRequest
-from app.render.environment import template_hash
-from app.render.limits import RenderLimits
-from app.render.llamacpp_handlers import Handler, gemma4_prepare, select_handler
-from app.render.llamacpp_messages import (
+from app.render.core import Engine, Rendered, RenderRequest, render_with
+from app.render.engines.llamacpp.capabilities import detect_capabilities
+from app.render.engines.llamacpp.context import (
+    RenderContext,
+    generation_prompt,
+    render_messages,
+    template_variables,
+)
+from app.render.engines.llamacpp.handlers import Handler, select_handler
+from app.render.engines.llamacpp.hooks import Continued
+from app.render.engines.llamacpp.messages import (
     ChatMessage,
     LlamaCppInputError,
     apply_workarounds,
@@ -42,17 +47,14 @@ from app.render.llamacpp_messages import (
     parse_tools,
     to_json,
 )
-from app.render.llamacpp_reasoning import ReasoningTags, autoparser_continuation, reasoning_tags
-from app.render.llamacpp_render import (
-    RenderContext,
-    generation_prompt,
-    render_messages,
-    template_variables,
+from app.render.engines.llamacpp.reasoning import (
+    ReasoningTags,
+    autoparser_continuation,
+    reasoning_tags,
 )
-from app.render.problems import TemplateProblem, limit_exceeded, problem_from_exception
-
-#: Limits for callers that give none.
-DEFAULT_LIMITS = RenderLimits()
+from app.render.environment import template_hash
+from app.render.limits import DEFAULT_LIMITS, RenderLimits, check_template_size
+from app.render.problems import TemplateProblem
 
 #: (template file, case) pairs of the llama-server recordings that still render
 #: differently here, each with its cause; the conformance test checks they do differ.
@@ -72,6 +74,33 @@ class LlamaCppRendered:
     rewrites: list[str]
 
 
+class LlamaCppEngine(Engine):
+    """llama-server's `/apply-template`: its rewrites, variables and Jinja engine."""
+
+    id = "llama.cpp"
+    name = "llama.cpp (llama-server)"
+    #: The llama-server build whose recorded renders the tests compare against.
+    version = "b10573"
+    description = (
+        "What llama-server (build b10573) returns from /apply-template: its message "
+        "rewrites, its template variables and the semantics of its own Jinja engine."
+    )
+
+    def render(self, request: RenderRequest, limits: RenderLimits) -> Rendered:
+        """Render as llama-server would; a request it refuses is an `InvalidRequest`."""
+        bos = request.special_tokens.get("bos_token", "")
+        eos = request.special_tokens.get("eos_token", "")
+        try:
+            return _render(request, bos, eos, limits)
+        except LlamaCppInputError as error:
+            raise TemplateProblem("InvalidRequest", str(error)) from None
+
+    def capabilities(self, template: str, limits: RenderLimits) -> dict[str, bool]:
+        """llama-server's `chat_template_caps`, detected by its probes."""
+        check_template_size(template, limits)
+        return template_capabilities(template, limits)
+
+
 def render_llamacpp(
     request: RenderRequest,
     *,
@@ -81,32 +110,40 @@ def render_llamacpp(
     eos_token: str | None = None,
     limits: RenderLimits = DEFAULT_LIMITS,
 ) -> LlamaCppRendered:
-    """Render `request` as llama-server would, raising `TemplateProblem` where it fails."""
-    bos = bos_token if bos_token is not None else request.special_tokens.get("bos_token", "")
-    eos = eos_token if eos_token is not None else request.special_tokens.get("eos_token", "")
-    try:
-        return _render(request, bos, eos, add_bos_token, add_eos_token, limits)
-    except TemplateProblem:
-        raise
-    except LlamaCppInputError as error:
-        raise TemplateProblem("InvalidRequest", str(error)) from None
-    except Exception as error:
-        raise problem_from_exception(error) from None
+    """Render `request` as llama-server would, raising `TemplateProblem` where it fails.
+
+    The keywords stand for what llama-server reads from the model: whether its
+    vocabulary adds BOS/EOS, and their texts (default: the request's special tokens).
+    """
+    tokens = dict(request.special_tokens)
+    if bos_token is not None:
+        tokens["bos_token"] = bos_token
+    if eos_token is not None:
+        tokens["eos_token"] = eos_token
+    request = replace(
+        request,
+        special_tokens=tokens,
+        add_bos_token=add_bos_token,
+        add_eos_token=add_eos_token,
+    )
+    rendered = render_with(LlamaCppEngine(), request, limits)
+    return LlamaCppRendered(rendered.prompt, rendered.rewrites)
 
 
 @lru_cache(maxsize=128)
-def _caps_by_hash(digest: str, source: str) -> dict[str, bool]:
-    return detect_capabilities(source)
+def _caps_by_hash(digest: str, source: str, max_chars: int) -> dict[str, bool]:
+    return detect_capabilities(source, RenderLimits(output_chars=max_chars))
 
 
-def template_capabilities(source: str) -> dict[str, bool]:
+def template_capabilities(source: str, limits: RenderLimits = DEFAULT_LIMITS) -> dict[str, bool]:
     """The capabilities llama.cpp detects for `source`, cached per process."""
-    return _caps_by_hash(template_hash(source), source)
+    return _caps_by_hash(template_hash(source), source, limits.output_chars)
 
 
-def _tags(source: str, bos: str, eos: str) -> ReasoningTags:
+def _tags(source: str, bos: str, eos: str, limits: RenderLimits) -> ReasoningTags:
     """The autoparser's reasoning tags (empty when it finds no reasoning)."""
-    return reasoning_tags(source, bos, eos, template_capabilities(source)["supports_tool_calls"])
+    caps = template_capabilities(source, limits)
+    return reasoning_tags(source, bos, eos, caps["supports_tool_calls"], limits.output_chars)
 
 
 def patched_source(source: str) -> str:
@@ -127,20 +164,12 @@ def patched_source(source: str) -> str:
     return source
 
 
-def _render(
-    request: RenderRequest, bos: str, eos: str, add_bos: bool, add_eos: bool, limits: RenderLimits
-) -> LlamaCppRendered:
-    size = len(request.template.encode("utf-8", "surrogatepass"))
-    if size > limits.template_bytes:
-        raise limit_exceeded(
-            "template_bytes",
-            f"The template is {size:,} bytes; the limit is {limits.template_bytes:,}.",
-        )
+def _render(request: RenderRequest, bos: str, eos: str, limits: RenderLimits) -> Rendered:
     rewrites: list[str] = []
     source = patched_source(request.template)
     if source != request.template:
         rewrites.append("template patched as llama.cpp patches it before use")
-    caps = template_capabilities(source)
+    caps = template_capabilities(source, limits)
     parsed = parse_messages(request.messages)
     tools = parse_tools(request.tools)
     add_generation_prompt, continuation = _continuation_mode(request, parsed, rewrites)
@@ -157,31 +186,30 @@ def _render(
             continuation = "reasoning" if reasoning_only else "content"
     messages = apply_workarounds(messages, parsed, source, caps, rewrites)
     handler = select_handler(source)
-    thinking = handler.thinking if handler is not None else bool(_tags(source, bos, eos))
+    thinking = handler.thinking if handler is not None else bool(_tags(source, bos, eos, limits))
     context = RenderContext(
         source,
         tools,
         template_variables(request, thinking),
         bos,
         eos,
-        add_bos,
-        add_eos,
+        request.add_bos_token,
+        request.add_eos_token,
         limits,
         request.now,
     )
     if handler is not None and handler.adjust is not None:
         messages = handler.adjust(messages, rewrites)
-    if handler is not None and handler.name == "Gemma 4":
-        messages = gemma4_prepare(source, messages, rewrites)
     prompt = render_messages(context, messages, add_generation_prompt, rewrites)
-    prompt = _handler_prompt_patch(handler, prompt, add_generation_prompt, rewrites)
+    if handler is not None and handler.patch is not None:
+        prompt = handler.patch(prompt, add_generation_prompt, rewrites)
     if continued is not None and not continued.is_empty():
         prompt += _continue(context, handler, messages, prompt, continued, continuation)
         rewrites.append(
             "final assistant message continued (prefill): it is written after the "
             "template's opening of the turn, left open"
         )
-    return LlamaCppRendered(prompt, list(dict.fromkeys(rewrites)))
+    return Rendered(prompt, [], list(dict.fromkeys(rewrites)))
 
 
 def _continuation_mode(
@@ -228,25 +256,6 @@ def _trimmed(parsed: list[ChatMessage], rewrites: list[str]) -> list[ChatMessage
     return result
 
 
-def _handler_prompt_patch(
-    handler: Handler | None, prompt: str, add_generation_prompt: bool, rewrites: list[str]
-) -> str:
-    """The prompt fixes some handlers make after rendering."""
-    if handler is None:
-        return prompt
-    if handler.name == "GPT-OSS" and not add_generation_prompt and "<|return|>" in prompt:
-        # gpt-oss.cpp (is_inference): the last <|return|> becomes <|end|>.
-        at = prompt.rfind("<|return|>")
-        rewrites.append("final <|return|> replaced by <|end|> (as llama.cpp does for gpt-oss)")
-        return prompt[:at] + "<|end|>" + prompt[at + len("<|return|>") :]
-    if handler.name == "Gemma 4" and add_generation_prompt and prompt.endswith("<turn|>\n"):
-        rewrites.append(
-            "model turn opened after the template's output (as llama.cpp does for Gemma 4)"
-        )
-        return prompt + "<|turn>model\n"
-    return prompt
-
-
 def _continue(
     context: RenderContext,
     handler: Handler | None,
@@ -258,14 +267,10 @@ def _continue(
     """The text a handler, or the autoparser, writes to continue the final message."""
     content = mode == "content"
     if handler is None:
-        tags = _tags(context.source, context.bos, context.eos)
+        tags = _tags(context.source, context.bos, context.eos, context.limits)
         gen = generation_prompt(context, messages)
         return autoparser_continuation(tags, gen, message, content)
-    if handler.name == "Gemma 4":
-        opener = "<|turn>model\n" if prompt.endswith("<turn|>\n") else ""
-        text = opener + "<|channel>thought\n" + message.reasoning_content
-        return text + ("<channel|>" + message.render_content() if content else "")
     if handler.continuation is None:
         return ""
-    gen = generation_prompt(context, messages) if handler.name == "MiniMax-M3" else ""
-    return handler.continuation(message.reasoning_content, content, message, gen)
+    continued = Continued(message, content, prompt, lambda: generation_prompt(context, messages))
+    return handler.continuation(continued)

@@ -32,10 +32,7 @@ import jinja2.ext
 from jinja2.exceptions import TemplateError
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-from app.render.environment import GenerationTracker, build_environment, template_hash
-
-#: Compiled templates kept per process, as for the transformers environment.
-COMPILED_CACHE_SIZE = 128
+from app.render.environment import GenerationTracker, build_environment, compile_cache
 
 
 class LlamaCppUndefined(jinja2.Undefined):
@@ -185,31 +182,5 @@ def llamacpp_environment() -> LlamaCppEnvironment:
     return build_llamacpp_environment()
 
 
-@functools.lru_cache(maxsize=COMPILED_CACHE_SIZE)
-def _compile_by_hash(digest: str, source: str) -> jinja2.Template:
-    return llamacpp_environment().from_string(source)
-
-
-def compile_llamacpp(source: str) -> jinja2.Template:
-    """Compile once per process for the llama.cpp engine, keyed by content hash."""
-    return _compile_by_hash(template_hash(source), source)
-
-
-class ProbeTooLong(Exception):
-    """A probe render wrote more than any prompt may hold."""
-
-
-def render_bounded(template: jinja2.Template, variables: dict[str, Any], limit: int) -> str:
-    """Render, giving up (ProbeTooLong) once the output passes `limit` characters.
-
-    The capability and reasoning probes render templates outside the request's own
-    render; they get the same output bound so that they cannot grow without end.
-    """
-    blocks: list[str] = []
-    length = 0
-    for block in template.generate(**variables):
-        blocks.append(block)
-        length += len(block)
-        if length > limit:
-            raise ProbeTooLong(f"the output passed {limit:,} characters")
-    return "".join(blocks)
+#: Compile once per process for the llama.cpp engine, keyed by content hash.
+compile_llamacpp = compile_cache(llamacpp_environment)

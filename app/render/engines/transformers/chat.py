@@ -3,19 +3,19 @@
 This mirrors `PreTrainedTokenizerBase.apply_chat_template(..., tokenize=False)` and
 `transformers.utils.chat_template_utils.render_jinja_template`: the same input
 normalisation, the same variables, the same `continue_final_message` handling and the
-same errors. It runs inside a sandbox worker (see `pool.py`); it never imports Flask.
+same errors. It runs inside a sandbox worker (see `app.render.pool`); it never imports Flask.
 """
 
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, field
-from datetime import datetime
+from dataclasses import replace
 from typing import Any
 
+from app.render.bounded import generate_bounded
+from app.render.core import Engine, Rendered, RenderRequest, render_with
 from app.render.environment import compile_template, pinned_clock, shared_environment
-from app.render.limits import RenderLimits
-from app.render.problems import TemplateProblem, limit_exceeded, problem_from_exception
+from app.render.limits import DEFAULT_LIMITS, RenderLimits
 
 #: Names a message's reasoning is passed under; the first is the one templates read.
 REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
@@ -35,70 +35,38 @@ RESERVED_KWARGS = frozenset(
 )  # fmt: skip
 
 
-@dataclass(frozen=True)
-class RenderRequest:
-    """Everything a render depends on; the same fields as the `/api/render` body."""
+class TransformersEngine(Engine):
+    """Python's Jinja, as transformers' `apply_chat_template` (and vLLM, SGLang) run it."""
 
-    template: str
-    messages: list[dict[str, Any]]
-    tools: list[dict[str, Any]] | None = None
-    documents: list[dict[str, Any]] | None = None
-    add_generation_prompt: bool = False
-    continue_final_message: bool | str = False
-    special_tokens: dict[str, str] = field(default_factory=dict)
-    kwargs: dict[str, Any] = field(default_factory=dict)
-    now: datetime | None = None
-    #: "transformers" (Python, the reference) or "llama.cpp" (what llama-server sends).
-    engine: str = "transformers"
-    #: Whether the vocabulary adds BOS/EOS itself (llama.cpp strips them from the text).
-    add_bos_token: bool = False
-    add_eos_token: bool = False
+    id = "transformers"
+    name = "transformers (Python, vLLM, SGLang)"
+    #: The version the conformance tests render against (pyproject's test extras).
+    version = "5.23.0"
+    description = (
+        "What transformers' apply_chat_template(..., tokenize=False) returns: Python's "
+        "Jinja in transformers' sandbox, as vLLM and SGLang render too."
+    )
 
+    def prepare(self, request: RenderRequest) -> RenderRequest:
+        """The checks and rewrites apply_chat_template makes before compiling, in its order."""
+        _check_kwargs(request)
+        return replace(request, messages=_normalised_messages(request))
 
-#: The render engines a request can ask for.
-ENGINES = ("transformers", "llama.cpp")
-
-
-@dataclass(frozen=True)
-class Rendered:
-    """A prompt, the spans of its `{% generation %}` blocks, and any engine rewrites."""
-
-    prompt: str
-    generation_spans: list[tuple[int, int]]
-    rewrites: list[str] = field(default_factory=list)
-
-
-#: Limits for callers that give none.
-DEFAULT_LIMITS = RenderLimits()
+    def render(self, request: RenderRequest, limits: RenderLimits) -> Rendered:
+        """Compile and render a prepared request."""
+        compiled = compile_template(request.template)
+        _check_documents(request.documents)
+        messages = [_alias_reasoning(m) for m in request.messages]
+        messages, continued = _tag_final_message(request, messages)
+        prompt, spans = _generate(compiled, messages, request, limits)
+        if continued is not None:
+            prompt = _cut_at_continue_tag(prompt, continued)
+        return Rendered(prompt, [(start, min(end, len(prompt))) for start, end in spans])
 
 
 def render_chat(request: RenderRequest, limits: RenderLimits = DEFAULT_LIMITS) -> Rendered:
-    """Render `request`, raising `TemplateProblem` for anything the template or input does."""
-    try:
-        return _render(request, limits)
-    except TemplateProblem:
-        raise
-    except Exception as error:
-        raise problem_from_exception(error) from None
-
-
-def _render(request: RenderRequest, limits: RenderLimits) -> Rendered:
-    template_size = len(request.template.encode("utf-8", "surrogatepass"))
-    if template_size > limits.template_bytes:
-        raise limit_exceeded(
-            "template_bytes",
-            f"The template is {template_size:,} bytes; the limit is {limits.template_bytes:,}.",
-        )
-    variables = _template_variables(request)
-    messages = _normalised_messages(request)
-    compiled = compile_template(request.template)
-    _check_documents(request.documents)
-    messages = [_alias_reasoning(m) for m in messages]
-    messages, continued = _tag_final_message(request, messages)
-    prompt, spans = _generate(compiled, messages, variables, request, limits)
-    if continued is not None:
-        prompt = _cut_at_continue_tag(prompt, continued)
-    return Rendered(prompt, [(start, min(end, len(prompt))) for start, end in spans])
+    """Render `request` as transformers does, raising `TemplateProblem` for anything wrong."""
+    return render_with(TransformersEngine(), request, limits)
 
 
 def _normalised_messages(request: RenderRequest) -> list[dict[str, Any]]:
@@ -136,12 +104,11 @@ def _alias_reasoning(message: dict[str, Any]) -> dict[str, Any]:
     return {"thinking": reasoning, **message, "reasoning_content": reasoning}
 
 
-def _template_variables(request: RenderRequest) -> dict[str, Any]:
-    """Special tokens, then kwargs on top of them: kwargs win, as in transformers."""
+def _check_kwargs(request: RenderRequest) -> None:
+    """A kwarg named like one of transformers' own arguments raises there."""
     clashes = sorted(RESERVED_KWARGS & request.kwargs.keys())
     if clashes:
         raise TypeError(f"got multiple values for keyword argument {clashes[0]!r}")
-    return {**request.special_tokens, **request.kwargs}
 
 
 def _tag_final_message(
@@ -188,34 +155,23 @@ def _tag_last_text_block(blocks: list[Any]) -> str:
 
 
 def _generate(
-    compiled: Any,
-    messages: list[dict[str, Any]],
-    variables: dict[str, Any],
-    request: RenderRequest,
-    limits: RenderLimits,
+    compiled: Any, messages: list[dict[str, Any]], request: RenderRequest, limits: RenderLimits
 ) -> tuple[str, list[tuple[int, int]]]:
-    """Stream the render, stopping as soon as the output passes its limit."""
-    blocks: list[str] = []
-    output_length = [0]
+    """Stream the render within the output limit, recording `{% generation %}` spans."""
+    written = [0]
     spans: list[tuple[int, int]] = []
+    # Special tokens, then kwargs on top of them: kwargs win, as in transformers.
     context = dict(
         messages=messages,
         tools=request.tools,
         documents=request.documents,
         add_generation_prompt=request.add_generation_prompt,
-        **variables,
+        **{**request.special_tokens, **request.kwargs},
     )
     tracker = shared_environment().track_generation
-    with pinned_clock(request.now), tracker(output_length, spans):
-        for block in compiled.generate(**context):
-            blocks.append(block)
-            output_length[0] += len(block)
-            if output_length[0] > limits.output_chars:
-                raise limit_exceeded(
-                    "output_chars",
-                    f"The template wrote more than {limits.output_chars:,} characters.",
-                )
-    return "".join(blocks), spans
+    with pinned_clock(request.now), tracker(written, spans):
+        prompt = generate_bounded(compiled, context, limits.output_chars, written)
+    return prompt, spans
 
 
 def _cut_at_continue_tag(prompt: str, continued: str) -> str:

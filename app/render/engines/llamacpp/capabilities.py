@@ -1,17 +1,17 @@
 """What a chat template can do, detected the way llama.cpp detects it.
 
 llama-server reports `chat_template_caps` in `/props` and uses them to rewrite
-messages before rendering (see `app.render.llamacpp`). It finds them in
+messages before rendering (see `render`). It finds them in
 `common/jinja/caps.cpp` (`caps_get`): it renders a handful of probe conversations
 with its own Jinja engine in "stats" mode, which records every value the template
 touches (an identifier lookup, a member access, a filter, a test, a loop over it),
 and then asks which probe values were touched or which marker strings reached the
 output. This module runs the same probes, in the same order and with the same
 inputs, in our sandbox: the probe values are wrapped in `tracked` containers that
-note every use the template makes of them (see `app.analysis.tracking`).
+note every use the template makes of them (see `tracking`).
 
-`detect_capabilities` is pure and takes only the template source, so it can run in
-a sandbox worker.
+`detect_capabilities` is pure and takes only the template source and the limits, so it
+can run in a sandbox worker; each probe render writes at most the output limit.
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from app.analysis.tracking import TrackedStr, has_op, render_tracked, track, used
+from app.render.engines.llamacpp.tracking import TrackedStr, has_op, render_tracked, track, used
+from app.render.limits import DEFAULT_LIMITS, RenderLimits
 
 #: The capability names, in the order llama-server lists them in `/props`.
 CAPABILITIES = (
@@ -96,6 +97,7 @@ class _Probe:
     def __init__(
         self,
         template: str,
+        max_chars: int,
         messages: list[dict[str, Any]],
         tools: list[dict[str, Any]] | None = None,
         extra: dict[str, Any] | None = None,
@@ -114,7 +116,7 @@ class _Probe:
             }
             variables.update(extra or {})
             self.variables = variables
-            self.output = render_tracked(template, variables)
+            self.output = render_tracked(template, variables, max_chars)
             self.success = self.output is not None
             if self.success or attempt:
                 break
@@ -134,20 +136,21 @@ class _Probe:
         return self.success and text in (self.output or "")
 
 
-def detect_capabilities(template: str) -> dict[str, bool]:
+def detect_capabilities(template: str, limits: RenderLimits = DEFAULT_LIMITS) -> dict[str, bool]:
     """The `chat_template_caps` llama-server would report for `template`."""
     caps = dict(_DEFAULTS)
-    _probe_content(template, caps)
-    _probe_system_role(template, caps)
-    _probe_tools(template, caps)
-    _probe_parallel_calls(template, caps)
-    _probe_reasoning(template, caps)
+    max_chars = limits.output_chars
+    _probe_content(template, max_chars, caps)
+    _probe_system_role(template, max_chars, caps)
+    _probe_tools(template, max_chars, caps)
+    _probe_parallel_calls(template, max_chars, caps)
+    _probe_reasoning(template, max_chars, caps)
     return {name: caps[name] for name in CAPABILITIES}
 
 
-def _probe_content(template: str, caps: dict[str, bool]) -> None:
+def _probe_content(template: str, max_chars: int, caps: dict[str, bool]) -> None:
     """String content must render (and show up); content read as a list means typed."""
-    probe = _Probe(template, [{"role": "user", "content": STRING_MARKER}])
+    probe = _Probe(template, max_chars, [{"role": "user", "content": STRING_MARKER}])
     content = probe.messages[0]["content"]
     as_array = has_op(content, "selectattr") or has_op(content, "array_access")
     if as_array:
@@ -156,10 +159,11 @@ def _probe_content(template: str, caps: dict[str, bool]) -> None:
         caps["supports_string_content"] = False
 
 
-def _probe_system_role(template: str, caps: dict[str, bool]) -> None:
+def _probe_system_role(template: str, max_chars: int, caps: dict[str, bool]) -> None:
     """A template that never reads the system message's content has no system role."""
     probe = _Probe(
         template,
+        max_chars,
         [
             {"role": "system", "content": "System message"},
             {"role": "user", "content": "User message"},
@@ -169,10 +173,13 @@ def _probe_system_role(template: str, caps: dict[str, bool]) -> None:
         caps["supports_system_role"] = False
 
 
-def _probe_tools(template: str, caps: dict[str, bool]) -> None:
+def _probe_tools(template: str, max_chars: int, caps: dict[str, bool]) -> None:
     """Tools, tool calls and object arguments, as caps.cpp's two single-call probes."""
     probe = _Probe(
-        template, _tool_conversation([_tool_call("call00001", {"arg": "value"})]), [_PROBE_TOOL]
+        template,
+        max_chars,
+        _tool_conversation([_tool_call("call00001", {"arg": "value"})]),
+        [_PROBE_TOOL],
     )
     if probe.success:
         if not used(probe.tools[0]["function"]["name"]):
@@ -186,6 +193,7 @@ def _probe_tools(template: str, caps: dict[str, bool]) -> None:
         return
     probe = _Probe(
         template,
+        max_chars,
         _tool_conversation([_tool_call("call00001", '{"arg": "value"}')]),
         [_PROBE_TOOL],
     )
@@ -198,16 +206,16 @@ def _probe_tools(template: str, caps: dict[str, bool]) -> None:
         caps["supports_tool_calls"] = False
 
 
-def _probe_parallel_calls(template: str, caps: dict[str, bool]) -> None:
+def _probe_parallel_calls(template: str, max_chars: int, caps: dict[str, bool]) -> None:
     """Two calls in one turn: the template must read the second one."""
     arguments: Any = {"arg": "value"} if caps["supports_object_arguments"] else '{"arg": "value"}'
     calls = [_tool_call("call00001", arguments), _tool_call("call00002", arguments)]
-    probe = _Probe(template, _tool_conversation(calls), [_PROBE_TOOL])
+    probe = _Probe(template, max_chars, _tool_conversation(calls), [_PROBE_TOOL])
     if not probe.success or not used(probe.messages[1]["tool_calls"][1]["function"]):
         caps["supports_parallel_tool_calls"] = False
 
 
-def _probe_reasoning(template: str, caps: dict[str, bool]) -> None:
+def _probe_reasoning(template: str, max_chars: int, caps: dict[str, bool]) -> None:
     """Reasoning kept deep in the history reaches the output; an effort level is read."""
     user = {"role": "user", "content": "User message"}
     answer = {"role": "assistant", "content": "Assistant message"}
@@ -227,13 +235,14 @@ def _probe_reasoning(template: str, caps: dict[str, bool]) -> None:
         "drop_thinking": False,
     }
     # Only the output counts here: a template may test reasoning without printing it.
-    caps["supports_preserve_reasoning"] = _Probe(template, history, extra=keep).contains(
+    caps["supports_preserve_reasoning"] = _Probe(template, max_chars, history, extra=keep).contains(
         REASONING_MARKER
     )
     # caps_apply_reasoning_effort binds both names to one value, so reading either counts.
     effort = TrackedStr("low")
     _Probe(
         template,
+        max_chars,
         [{"role": "user", "content": "User message"}],
         extra={"enable_thinking": True, "reasoning_effort": effort, "reasoning_strength": effort},
     )

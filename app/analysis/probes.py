@@ -1,0 +1,79 @@
+"""What the Analysis view learns by rendering: the worker side of `analyze.py`.
+
+`probe_template` runs in a sandbox worker, where every render is of the untrusted
+template, within the limits in force. The vocabulary checks, which need model files
+(tokenizers, gguf), run in the web process on what it returns, so this module does not
+import them (but for `template_markers`, which is to leave `app.display`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from itertools import pairwise
+from typing import Any
+
+from app.analysis.content_format import detect_content_format
+from app.analysis.diagnostics import end_of_turn_marker, template_diagnostics
+from app.analysis.prefix import answered_requests, compare_requests, user_turn_requests
+from app.display.prompt import template_markers
+from app.render.core import RenderRequest
+from app.render.engines import get_engine
+from app.render.engines.transformers.chat import render_chat
+from app.render.limits import RenderLimits, check_template_size
+from app.render.problems import TemplateProblem
+
+#: The engine whose capabilities the view reports: llama-server's `chat_template_caps`
+#: are the capabilities a server states (README, `POST /api/analyze`).
+CAPABILITIES_ENGINE = "llama.cpp"
+
+
+def probe_template(
+    request: RenderRequest, max_turns: int, max_chars: int, limits: RenderLimits
+) -> dict[str, Any]:
+    """Everything the analysis learns by rendering (worker side), within `limits`.
+
+    The requests of each turn are compared here, in the worker: they can add up to tens
+    of megabytes, which only come back (for token counts) within `max_chars`.
+    """
+    check_template_size(request.template, limits)
+
+    def _prompt(request: RenderRequest) -> str:
+        return render_chat(request, limits).prompt
+
+    def _render_or_none(request: RenderRequest) -> str | None:
+        try:
+            return _prompt(request)
+        except TemplateProblem:
+            return None
+
+    markers = sorted(
+        set(template_markers(request.template)) | set(request.special_tokens.values()),
+        key=len,
+        reverse=True,
+    )
+    as_sent = {"add_generation_prompt": True, "continue_final_message": False}
+    as_answered = {"add_generation_prompt": False, "continue_final_message": False}
+
+    def rendered(messages: list | None, options: dict[str, bool]) -> str | None:
+        if messages is None:
+            return None
+        return _render_or_none(replace(request, messages=messages, **options))
+
+    requests = [rendered(m, as_sent) for m in user_turn_requests(request.messages)[:max_turns]]
+    answered = [rendered(m, as_answered) for m in answered_requests(request.messages)[:max_turns]]
+    pairs = [
+        compare_requests(k + 1, left, right, None, answered[k]).to_json()
+        for k, (left, right) in enumerate(pairwise(requests))
+        if left is not None and right is not None
+    ]
+    small = sum(len(text) for text in requests if text is not None) <= max_chars
+    return {
+        "capabilities": get_engine(CAPABILITIES_ENGINE).capabilities(request.template, limits),
+        "content_format": detect_content_format(request.template),
+        "diagnostics": [d.to_json() for d in template_diagnostics(request, _prompt)],
+        "end_marker": end_of_turn_marker(request, _prompt, markers),
+        "pairs": pairs,
+        "requests": requests if small else None,
+        "user_turns": len(user_turn_requests(request.messages)),
+        "prompt": _render_or_none(request),
+    }

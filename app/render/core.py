@@ -1,0 +1,97 @@
+"""What every engine shares: the request, the answer, the engine interface and its guard.
+
+An engine (`app.render.engines`) reproduces one program's way of turning a chat
+request into a prompt. The worker never asks which engine it runs: it calls
+`render_with`, which applies the limits every engine runs under, lets the engine
+prepare and render, and turns whatever goes wrong into a `TemplateProblem`.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, ClassVar
+
+from app.render.limits import DEFAULT_LIMITS, RenderLimits, check_template_size
+from app.render.problems import TemplateProblem, problem_from_exception
+
+
+@dataclass(frozen=True)
+class RenderRequest:
+    """Everything a render depends on; the same fields as the `/api/render` body."""
+
+    template: str
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]] | None = None
+    documents: list[dict[str, Any]] | None = None
+    add_generation_prompt: bool = False
+    continue_final_message: bool | str = False
+    special_tokens: dict[str, str] = field(default_factory=dict)
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    now: datetime | None = None
+    #: The id of a registered engine (`app.render.engines`); transformers is the reference.
+    engine: str = "transformers"
+    #: Whether the vocabulary adds BOS/EOS itself (llama.cpp strips them from the text).
+    add_bos_token: bool = False
+    add_eos_token: bool = False
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """A prompt, the spans of its `{% generation %}` blocks, and any engine rewrites."""
+
+    prompt: str
+    generation_spans: list[tuple[int, int]]
+    rewrites: list[str] = field(default_factory=list)
+
+
+class Engine(ABC):
+    """One program's chat-template rendering, registered by `id` in `app.render.engines`.
+
+    Engines run inside sandbox workers: they may raise anything, and `render_with`
+    names it. They never import Flask.
+    """
+
+    #: What requests name it by (`"engine"` in the API and the page's menu).
+    id: ClassVar[str]
+    #: How the page names it.
+    name: ClassVar[str]
+    #: The version of the program it reproduces.
+    version: ClassVar[str]
+    #: One sentence on what it reproduces.
+    description: ClassVar[str]
+
+    def info(self) -> dict[str, str]:
+        """Its entry in `GET /api/engines`."""
+        return {
+            "id": self.id,
+            "name": self.name,
+            "version": self.version,
+            "description": self.description,
+        }
+
+    def prepare(self, request: RenderRequest) -> RenderRequest:
+        """The request as this engine reads it, checked before any template code runs."""
+        return request
+
+    @abstractmethod
+    def render(self, request: RenderRequest, limits: RenderLimits) -> Rendered:
+        """Render a prepared request within `limits`."""
+
+    def capabilities(self, template: str, limits: RenderLimits) -> dict[str, bool] | None:
+        """What the template supports as this engine probes it; None: it has no probe."""
+        return None
+
+
+def render_with(
+    engine: Engine, request: RenderRequest, limits: RenderLimits = DEFAULT_LIMITS
+) -> Rendered:
+    """Render `request` with `engine`, raising `TemplateProblem` for anything that fails."""
+    try:
+        check_template_size(request.template, limits)
+        return engine.render(engine.prepare(request), limits)
+    except TemplateProblem:
+        raise
+    except Exception as error:
+        raise problem_from_exception(error) from None

@@ -1,0 +1,45 @@
+"""The render engines, by id: each reproduces one program's chat-template rendering.
+
+An engine is an `app.render.core.Engine`: its own package below this one, and one
+`register` line here. Requests name it (`"engine"`), the worker renders with it
+(`render`), `GET /api/engines` and the page list it; nothing else names an engine.
+"""
+
+from __future__ import annotations
+
+from app.render.core import Engine, Rendered, RenderRequest, render_with
+from app.render.engines.llamacpp import LlamaCppEngine
+from app.render.engines.transformers import TransformersEngine
+from app.render.limits import DEFAULT_LIMITS, RenderLimits
+
+#: Every engine by id, in the order the page lists them.
+ENGINES: dict[str, Engine] = {}
+
+
+def register(engine: Engine) -> None:
+    """Make `engine` available under its id."""
+    ENGINES[engine.id] = engine
+
+
+register(TransformersEngine())
+register(LlamaCppEngine())
+
+
+def get_engine(engine_id: str) -> Engine:
+    """The engine registered as `engine_id` (KeyError for an unknown id)."""
+    return ENGINES[engine_id]
+
+
+def counterpart(engine_id: str) -> str:
+    """The engine a comparison of engines sets against `engine_id`: the first other one."""
+    return next(other for other in ENGINES if other != engine_id)
+
+
+def engine_list() -> list[dict[str, str]]:
+    """`{id, name, version, description}` of every engine, in registry order."""
+    return [engine.info() for engine in ENGINES.values()]
+
+
+def render(request: RenderRequest, limits: RenderLimits = DEFAULT_LIMITS) -> Rendered:
+    """Render `request` with the engine it names; raises `TemplateProblem`."""
+    return render_with(get_engine(request.engine), request, limits)
