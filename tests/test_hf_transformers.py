@@ -237,3 +237,31 @@ def test_a_processor_template_named_in_the_config_is_refused(client):
     )
     assert response.status_code == 422
     assert response.json["error"]["file"] == "chat_template.json"
+
+
+#: Named tokens that clash with the render's own arguments in transformers, and some that
+#: are only arguments of `apply_chat_template` and so do not.
+TOKEN_NAMES = (
+    "tools", "messages", "documents", "add_generation_prompt", "chat_template",
+    "conversations", "continue_final_message", "return_assistant_tokens_mask",
+    "tokenize", "conversation", "padding", "tokenizer_kwargs",
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("name", TOKEN_NAMES)
+def test_a_token_named_like_a_render_argument_fails_as_in_transformers(client, tmp_path, name):
+    config = {"bos_token": "<s>", "extra_special_tokens": {name: "<x>"}, "chat_template": TEMPLATE}
+    files = {"tokenizer_config.json": json.dumps(config), "tokenizer.json": tokenizer_json()}
+    tokenizer = AutoTokenizer.from_pretrained(write_folder(tmp_path, files))
+    source = upload(client, files)
+    body = {"template": TEMPLATE, "messages": MESSAGES, "special_tokens": source["special_tokens"]}
+    answer = client.post("/api/render", json=body)
+    try:
+        expected = tokenizer.apply_chat_template(MESSAGES, tokenize=False)
+    except TypeError as error:
+        assert answer.status_code == 422
+        assert answer.json["error"]["type"] == "TypeError"
+        assert str(error).endswith(answer.json["error"]["message"])
+    else:
+        assert answer.status_code == 200
+        assert answer.json["prompt"] == expected

@@ -34,6 +34,16 @@ RESERVED_KWARGS = frozenset(
     }
 )  # fmt: skip
 
+#: Arguments of transformers' `render_jinja_template` and of the template's `render`: a
+#: special token with one of these names (possible through `extra_special_tokens`)
+#: collides with them, since special tokens are passed as keyword arguments too.
+RESERVED_SPECIAL_TOKENS = frozenset(
+    {
+        "conversations", "tools", "documents", "chat_template", "return_assistant_tokens_mask",
+        "continue_final_message", "add_generation_prompt", "messages",
+    }
+)  # fmt: skip
+
 
 class TransformersEngine(Engine):
     """Python's Jinja, as transformers' `apply_chat_template` (and vLLM, SGLang) run it."""
@@ -50,7 +60,9 @@ class TransformersEngine(Engine):
     def prepare(self, request: RenderRequest) -> RenderRequest:
         """The checks and rewrites apply_chat_template makes before compiling, in its order."""
         _check_kwargs(request)
-        return replace(request, messages=_normalised_messages(request))
+        messages = _normalised_messages(request)
+        _check_special_tokens(request)
+        return replace(request, messages=messages)
 
     def render(self, request: RenderRequest, limits: RenderLimits) -> Rendered:
         """Compile and render a prepared request."""
@@ -107,6 +119,14 @@ def _alias_reasoning(message: dict[str, Any]) -> dict[str, Any]:
 def _check_kwargs(request: RenderRequest) -> None:
     """A kwarg named like one of transformers' own arguments raises there."""
     clashes = sorted(RESERVED_KWARGS & request.kwargs.keys())
+    if clashes:
+        raise TypeError(f"got multiple values for keyword argument {clashes[0]!r}")
+
+
+def _check_special_tokens(request: RenderRequest) -> None:
+    """A special token named like an argument of the render raises there (after the
+    messages are checked: transformers passes the tokens to `render_jinja_template`)."""
+    clashes = [name for name in request.special_tokens if name in RESERVED_SPECIAL_TOKENS]
     if clashes:
         raise TypeError(f"got multiple values for keyword argument {clashes[0]!r}")
 
