@@ -118,16 +118,22 @@ def normalise_state(body: Any) -> dict[str, Any]:
 
 
 def canonical_json(state: dict[str, Any]) -> str:
-    """The one JSON text of a state: sorted keys, no spaces, UTF-8 as is.
+    """The one JSON text of a state's JSON form: top-level fields sorted, nested keys in
+    the order given, no spaces, UTF-8 as is.
+
+    Key order inside messages, tools, documents and kwargs is part of the state (templates
+    print it with `tojson`), so it is written, and hashed, as the user typed it; only the
+    state's own fields get a fixed order, whatever order a body lists them in. (Earlier
+    versions sorted every key: a state whose objects are all in sorted order keeps the id
+    it had then.)
 
     NaN and Infinity are refused: they are not JSON and a browser could not read the
     share back. Unpaired surrogates (legal in JSON escapes, not in UTF-8) are refused
     too, because the text is stored and hashed as UTF-8.
     """
     try:
-        text = json.dumps(
-            state, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-        )
+        fields = dict(sorted(state.items()))
+        text = json.dumps(fields, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     except ValueError:
         message = "NaN and Infinity are not JSON values; a share cannot hold them."
         raise RequestError(None, message) from None

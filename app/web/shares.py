@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Blueprint, current_app, request
+from flask import Blueprint, Response, current_app, request
 
 from app.budget import OverLimit
 from app.display.state import state_from_form
@@ -83,9 +83,12 @@ def store_share(body: Any) -> tuple[dict, int]:
 
 
 @blueprint.get("/s/<share_id>.json")
-def show_share(share_id: str) -> tuple[dict, int, dict[str, str]] | tuple[dict, int]:
+def show_share(share_id: str) -> Response | tuple[dict, int]:
     """A share's stored state as JSON; 404 for an unknown or malformed id."""
     state = load_share(share_id)
     if state is None:
         return error_body("NotFound", f"No share with id {share_id!r}."), 404
-    return state, 200, {"Cache-Control": IMMUTABLE}
+    # Written here, not by Flask's JSON provider, which would sort the keys: their order
+    # is part of the state.
+    text = canonical_json(state)
+    return Response(text, mimetype="application/json", headers={"Cache-Control": IMMUTABLE})
