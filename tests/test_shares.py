@@ -16,8 +16,9 @@ from hypothesis import strategies as st
 
 from app import create_app
 from app.shares import store as store_module
-from app.shares.state import canonical_json, normalise_state, share_id
+from app.shares.state import canonical_json, share_id
 from app.shares.store import ShareStore, database_path
+from app.state import PlaygroundState
 
 HELLO = [{"role": "user", "content": "Hello!"}]
 
@@ -57,6 +58,11 @@ def make_app(tmp_path):
 def post(client, body):
     # As JSON text with the keys in the order given: the test client's `json=` sorts them.
     return client.post("/api/shares", data=json.dumps(body), content_type="application/json")
+
+
+def normalise_state(body: dict) -> dict:
+    """The JSON form a share stores for `body` (with its `now`)."""
+    return PlaygroundState.from_json(body).to_json()
 
 
 # --- ids --------------------------------------------------------------------------------
