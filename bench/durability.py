@@ -10,10 +10,11 @@ the id). When `--kill-at` of the `--writes` are acknowledged, the master and all
 workers get SIGKILL at once (the process group), in the middle of the burst. gunicorn
 is then started again on the same data folder and database, and every acknowledged
 share is read back with GET /s/<id>.json: it must be there and equal the state that
-was sent (template, messages and `now`, and the whole state as `normalise_state` makes
-it, under the id its content hashes to). Prints attempted, acknowledged, verified, lost
-(must be 0) and how many in-flight writes (sent, never answered) were kept anyway, plus
-SQLite's integrity check of the database file (when it is SQLite).
+was sent (template, messages and `now`, and the whole state in its JSON form,
+`PlaygroundState.to_json`, under the id its content hashes to). Prints attempted,
+acknowledged, verified, lost (must be 0) and how many in-flight writes (sent, never
+answered) were kept anyway, plus SQLite's integrity check of the database file (when it
+is SQLite).
 
 What this proves: an acknowledged share was committed before the answer was sent, and
 nothing the processes held in memory is needed to read it back. A process kill leaves
@@ -162,7 +163,11 @@ class Verification:
 
 def verify(server: Server, burst: Burst) -> Verification:
     """Read every acknowledged share back from the restarted server."""
-    from app.shares.state import canonical_json, normalise_state, share_id
+    from app.shares.state import canonical_json, share_id
+    from app.state import PlaygroundState
+
+    def normalised(body: dict[str, Any]) -> dict[str, Any]:
+        return PlaygroundState.from_json(body).to_json()
 
     result = Verification()
     client = Client(server.port, REQUEST_TIMEOUT_S)
@@ -173,7 +178,7 @@ def verify(server: Server, burst: Burst) -> Verification:
                 result.lost.append(f"{sent_id}: {answer.status}")
                 continue
             stored = answer.json()
-            expected = normalise_state(body)
+            expected = normalised(body)
             wrong = [key for key in COMPARED if stored.get(key) != body[key]]
             if stored != expected:
                 wrong.append("normalised state")
@@ -184,7 +189,7 @@ def verify(server: Server, burst: Burst) -> Verification:
             else:
                 result.verified += 1
         for body in burst.in_flight:
-            expected_id = share_id(canonical_json(normalise_state(body)))
+            expected_id = share_id(canonical_json(normalised(body)))
             result.in_flight_kept += client.get(f"/s/{expected_id}.json").status == 200
         # The database still takes writes after the crash.
         fresh = share_body(f"after-restart-{uuid.uuid4().hex[:8]}", 1, SMALL_TEMPLATE)

@@ -7,7 +7,7 @@ This is the page's data flow in one place (state -> sandboxed render -> prompt -
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
@@ -15,14 +15,13 @@ from app.analysis.analyze import analyze
 from app.analysis.commands import build_commands, llama_server_file_command, template_facts
 from app.analysis.diff import char_opcodes, diff_stats, side_by_side, token_opcodes, unified
 from app.display.prompt import Segment, TokenSpan, segment_prompt, token_spans
-from app.display.state import render_body
-from app.render.core import Rendered
-from app.render.engines import counterpart
+from app.render.core import Rendered, RenderRequest
 from app.render.pool import SandboxPool
 from app.render.problems import TemplateProblem
-from app.render.request import RequestError, parse_render_request
+from app.render.request import RequestError
 from app.sources.source import Source
 from app.sources.store import SourceStore, TokenizerUnavailable, Tokens
+from app.state import PlaygroundState
 from app.tokens.vocab import Token
 
 
@@ -102,11 +101,7 @@ class Outputs:
     builtin: str | None = None
 
 
-def _render(pool: SandboxPool, body: dict[str, Any]) -> tuple[Rendered | None, Problem | None]:
-    try:
-        request = parse_render_request(body)
-    except RequestError as error:
-        return None, Problem("BadRequest", error.message, field=error.field)
+def _render(pool: SandboxPool, request: RenderRequest) -> tuple[Rendered | None, Problem | None]:
     try:
         return pool.render(request), None
     except TemplateProblem as problem:
@@ -154,17 +149,16 @@ def _parts_chars(parts: list[tuple[str, str]] | None) -> int:
 
 
 def rendering(
-    pool: SandboxPool, body: dict[str, Any], source: Source | None, limits: PageLimits
+    pool: SandboxPool, request: RenderRequest, source: Source | None, limits: PageLimits
 ) -> Rendering:
     """Render one template and segment (the first `limits.chars` of) its prompt."""
-    rendered, problem = _render(pool, body)
+    rendered, problem = _render(pool, request)
     if rendered is None:
         return Rendering(problem=problem)
-    specials = (body.get("special_tokens") or {}).values()
     shown = rendered.prompt[: limits.chars]
     return Rendering(
         prompt=rendered.prompt,
-        segments=segment_prompt(shown, specials, body.get("template")),
+        segments=segment_prompt(shown, request.special_tokens.values(), request.template),
         generation_spans=rendered.generation_spans,
         rewrites=rendered.rewrites,
     )
@@ -186,7 +180,7 @@ def _token_rows(left: list[Token], right: list[Token]) -> list[tuple[str, list[T
 
 def compare(
     pool: SandboxPool,
-    state: dict[str, Any],
+    state: PlaygroundState,
     main: Rendering,
     source: Source | None,
     tokens_of: TokensOf,
@@ -195,16 +189,11 @@ def compare(
     """Diff the main prompt against the other engine's, or against the compare template's."""
     if main.prompt is None:
         return None
-    if chosen := state.get("compare_engines"):
-        other = (
-            chosen
-            if isinstance(chosen, str)
-            else counterpart(state.get("engine") or "transformers")
-        )
-        right = rendering(pool, render_body(state, engine=other), source, limits)
+    if other := state.compared_engine():
+        right = rendering(pool, state.render_request(engine=other), source, limits)
         label = f"the {other} engine"
-    elif state.get("compare_template"):
-        right = rendering(pool, render_body(state, "compare_template"), source, limits)
+    elif state.compare_template:
+        right = rendering(pool, state.render_request(state.compare_template), source, limits)
         label = "the compared template"
     else:
         return None
@@ -232,38 +221,37 @@ def compare(
 
 
 def _analysis(
-    pool: SandboxPool, state: dict[str, Any], source: Source | None, budget: dict[str, Any]
+    pool: SandboxPool, state: PlaygroundState, source: Source | None, budget: dict[str, Any]
 ) -> tuple[dict[str, Any] | None, Problem | None]:
     """The Analysis view's findings; only computed while that view is open (it renders a lot)."""
     try:
-        return analyze(parse_render_request(render_body(state)), pool, source, **budget), None
+        return analyze(state.render_request(), pool, source, **budget), None
     except (RequestError, TemplateProblem) as error:
         return None, Problem(getattr(error, "type", "BadRequest"), error.message)
 
 
 def _commands(
-    pool: SandboxPool, state: dict[str, Any], model: str | None
+    pool: SandboxPool, state: PlaygroundState, model: str | None
 ) -> tuple[list[dict[str, Any]] | None, str | None]:
     """Every engine's command line; only computed while the Command view is open."""
-    kwargs, special_tokens = state.get("kwargs") or {}, state.get("special_tokens") or {}
     try:
-        facts = pool.run(template_facts, state["template"], kwargs, special_tokens)
+        facts = pool.run(template_facts, state.template, state.kwargs, state.special_tokens)
     except TemplateProblem:
         return None, None
     commands = build_commands(
-        state["template"],
-        kwargs,
+        state.template,
+        state.kwargs,
         model,
-        messages=state.get("messages") or [],
-        tools=state.get("tools"),
-        add_generation_prompt=bool(state.get("add_generation_prompt")),
+        messages=state.messages,
+        tools=state.tools,
+        add_generation_prompt=state.add_generation_prompt,
         **facts,
     )
     return commands, facts["builtin"]
 
 
 def build_outputs(
-    state: dict[str, Any],
+    state: PlaygroundState,
     pool: SandboxPool,
     store: SourceStore,
     analysis_budget: Callable[[Source | None], dict[str, Any]] | None = None,
@@ -274,16 +262,15 @@ def build_outputs(
     `analysis_budget(source)` gives `analyze` its vocabulary and limits (default: the
     source's vocabulary and the default limits); `limits` bound what the page draws.
     """
-    source_ref = state.get("source") or {}
-    source = store.get(source_ref["id"]) if source_ref.get("id") else None
+    source = store.get(state.source.id) if state.source else None
     if source is not None:
         # llama.cpp strips the BOS/EOS text that this vocabulary adds by itself.
-        state = {
-            "add_bos_token": bool(source.add_bos_token),
-            "add_eos_token": bool(source.add_eos_token),
-            **state,
-        }
-    main = rendering(pool, render_body(state), source, limits)
+        state = replace(
+            state,
+            add_bos_token=state.add_bos_token or bool(source.add_bos_token),
+            add_eos_token=state.add_eos_token or bool(source.add_eos_token),
+        )
+    main = rendering(pool, state.render_request(), source, limits)
     tokens_of = tokens_with(store, source, limits.tokens)
     spans, note = None, None
     if main.prompt is not None:
@@ -294,9 +281,9 @@ def build_outputs(
             covered = max((t.end for t in tokens.tokens), default=0)
             shown = main.prompt if tokens.total == len(tokens.tokens) else main.prompt[:covered]
             spans = token_spans(shown, tokens.tokens)
-    file_name = source_ref.get("file_name")
+    file_name = state.source.file_name if state.source else None
     analysis, analysis_problem = None, None
-    if state.get("view") == "analysis" and main.prompt is not None:
+    if state.view == "analysis" and main.prompt is not None:
         budget = (
             analysis_budget(source)
             if analysis_budget is not None
@@ -304,7 +291,7 @@ def build_outputs(
         )
         analysis, analysis_problem = _analysis(pool, state, source, budget)
     commands, builtin = None, None
-    if state.get("view") == "command" and main.prompt is not None:
+    if state.view == "command" and main.prompt is not None:
         commands, builtin = _commands(pool, state, file_name)
     return Outputs(
         commands=commands,
@@ -317,5 +304,5 @@ def build_outputs(
         tokens_note=note,
         comparison=compare(pool, state, main, source, tokens_of, limits),
         command=llama_server_file_command(file_name or "MODEL.gguf", "template.jinja"),
-        now=state.get("now"),
+        now=state.now,
     )

@@ -1,9 +1,8 @@
-"""What a share stores: a validated, normalised playground state and its content id.
+"""What a share stores: the canonical JSON text of a playground state, and its content id.
 
-A share is the `/api/render` body plus what the page needs to show the same view
-again (a second template to compare, a summary of the loaded source, the engine and
-the open tab). The id is a hash of the canonical JSON of the normalised state, so the
-same state always gets the same id and a link can never point at different content.
+The state itself (its fields, validation and JSON form) is `app.state.PlaygroundState`.
+The id is a hash of the canonical text, so the same state always gets the same id and a
+link can never point at different content.
 """
 
 from __future__ import annotations
@@ -14,18 +13,11 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from app.render.engines import ENGINES
-from app.render.request import RequestError, parse_render_request
+from app.render.request import RequestError
 
 #: A share id: the first 24 hex characters of a SHA-256 (96 bits, so collisions need
 #: around 2**48 shares; a link stays short enough to paste).
 SHARE_ID = re.compile(r"[0-9a-f]{24}")
-
-#: The kinds of source a share can point at.
-SOURCE_KINDS = ("gguf", "hf")
-
-#: Optional string-or-null fields of a source summary.
-_SOURCE_OPTIONAL = ("file_name", "template_name")
 
 
 @dataclass
@@ -39,99 +31,23 @@ class ShareTooLarge(Exception):
         return f"The shared state is {self.size_bytes:,} bytes; the limit is {self.max_bytes:,}."
 
 
-def _kind(value: Any) -> str:
-    """A JSON type name for error messages."""
-    if value is None:
-        return "null"
-    names = {dict: "an object", list: "a list", str: "a string", bool: "a boolean"}
-    return names.get(type(value), "a number")
-
-
-def _optional_string(body: dict, field: str, path: str | None = None) -> str | None:
-    """A string or null (absent) field; `path` is how the error names it."""
-    value = body.get(field)
-    if value is not None and type(value) is not str:
-        name = path or field
-        raise RequestError(name, f"'{name}' must be a string or null, not {_kind(value)}.")
-    return value
-
-
-def _compare_engines(body: dict) -> bool | str | None:
-    """The engine the Diff view compares against: an engine id, or true for the other
-    engine; stored only when set."""
-    value = body.get("compare_engines")
-    if value is None or value is False or value is True:
-        return value or None
-    if type(value) is not str or value not in ENGINES:
-        raise RequestError(
-            "compare_engines", "'compare_engines' must be a boolean or the id of an engine."
-        )
-    return value
-
-
-def _source_summary(value: Any) -> dict[str, Any] | None:
-    """Validate `source`; unknown keys are dropped, as `/api/render` ignores them."""
-    if value is None:
-        return None
-    if type(value) is not dict:
-        raise RequestError("source", f"'source' must be an object or null, not {_kind(value)}.")
-    source_id = value.get("id")
-    if type(source_id) is not str:
-        raise RequestError("source.id", f"'source.id' must be a string, not {_kind(source_id)}.")
-    kind = value.get("kind")
-    if type(kind) is not str or kind not in SOURCE_KINDS:
-        shown = repr(kind) if type(kind) is str else _kind(kind)
-        raise RequestError("source.kind", f"'source.kind' must be 'gguf' or 'hf', not {shown}.")
-    summary: dict[str, Any] = {"id": source_id, "kind": kind}
-    for field in _SOURCE_OPTIONAL:
-        # Always present (null when unknown) so the page reads one fixed shape.
-        summary[field] = _optional_string(value, field, f"source.{field}")
-    return summary
-
-
-def normalise_state(body: Any) -> dict[str, Any]:
-    """The state to store for a share body; raises `RequestError` naming the bad field.
-
-    Only validated fields are kept (unknown keys are dropped), null fields are left out,
-    render options get their defaults written out, and `now` is always present: when the
-    body has none it is the current time, so the share pins the moment it was made and
-    renders the same prompt forever.
-    """
-    render = parse_render_request(body)  # rejects a non-object body first
-    state: dict[str, Any] = {
-        "template": render.template,
-        "messages": render.messages,
-        "tools": render.tools,
-        "documents": render.documents,
-        "add_generation_prompt": render.add_generation_prompt,
-        "continue_final_message": render.continue_final_message,
-        "special_tokens": render.special_tokens,
-        "kwargs": render.kwargs,
-        "now": render.now.isoformat() if render.now else None,
-        "compare_template": _optional_string(body, "compare_template"),
-        "source": _source_summary(body.get("source")),
-        # Defaults are left out so that a body that spells them out hashes the same.
-        "engine": None if render.engine == "transformers" else render.engine,
-        "add_bos_token": render.add_bos_token or None,
-        "add_eos_token": render.add_eos_token or None,
-        "compare_engines": _compare_engines(body),
-        "view": _optional_string(body, "view"),
-    }
-    # Null and absent mean the same thing, so they must hash the same.
-    return {key: value for key, value in state.items() if value is not None}
-
-
 def canonical_json(state: dict[str, Any]) -> str:
-    """The one JSON text of a state: sorted keys, no spaces, UTF-8 as is.
+    """The one JSON text of a state's JSON form: top-level fields sorted, nested keys in
+    the order given, no spaces, UTF-8 as is.
+
+    Key order inside messages, tools, documents and kwargs is part of the state (templates
+    print it with `tojson`), so it is written, and hashed, as the user typed it; only the
+    state's own fields get a fixed order, whatever order a body lists them in. (Earlier
+    versions sorted every key: a state whose objects are all in sorted order keeps the id
+    it had then.)
 
     NaN and Infinity are refused: they are not JSON and a browser could not read the
     share back. Unpaired surrogates (legal in JSON escapes, not in UTF-8) are refused
     too, because the text is stored and hashed as UTF-8.
     """
     try:
-        text = json.dumps(
-            state, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-        )
+        fields = dict(sorted(state.items()))
+        text = json.dumps(fields, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     except ValueError:
         message = "NaN and Infinity are not JSON values; a share cannot hold them."
         raise RequestError(None, message) from None

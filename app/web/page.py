@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from flask import Blueprint, Response, abort, current_app, render_template, request
 
 from app.display.outputs import PageLimits, build_outputs
-from app.display.state import default_state, form_values, state_from_form
 from app.render.engines import engine_list
+from app.state import PlaygroundState
+from app.state.form import first_visit, form_values, state_from_form
 from app.web.analysis import analysis_budget
 from app.web.api import max_json_depth, sandbox_pool
 from app.web.library import library
@@ -21,7 +23,7 @@ blueprint = Blueprint("page", __name__)
 DEFAULT_TEMPLATE = "chatml"
 
 
-def page_context(state: dict[str, Any], problems: dict[str, str] | None = None) -> dict:
+def page_context(state: PlaygroundState, problems: dict[str, str] | None = None) -> dict:
     """What page.html and its fragments need for one state."""
     limits = page_limits()
     outputs = build_outputs(state, sandbox_pool(), source_store(), analysis_budget, limits)
@@ -47,7 +49,7 @@ def page_limits() -> PageLimits:
 def index() -> str:
     """A first visit: the ChatML template and a short conversation."""
     template = library().template(DEFAULT_TEMPLATE) or ""
-    return render_template("page.html", **page_context(default_state(template)))
+    return render_template("page.html", **page_context(first_visit(template)))
 
 
 @blueprint.post("/")
@@ -57,7 +59,7 @@ def submit() -> str:
     if request.form.get("action") == "load_library":
         chosen = library().template(request.form.get("library", ""))
         if chosen is not None:
-            state["template"] = chosen
+            state = replace(state, template=chosen)
     return render_template("page.html", **page_context(state, problems))
 
 
