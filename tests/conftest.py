@@ -20,7 +20,7 @@ from typing import TypeVar
 
 import pytest
 
-from app import create_app
+from app.web.factory import create_app
 
 REPO = Path(__file__).resolve().parents[1]
 T = TypeVar("T")

@@ -15,11 +15,11 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from app import create_app
 from app.budget import OverLimit
 from app.observability import ACCESS_LOGGER
 from app.web import admission
 from app.web.admission import Gate, gate_from_config
+from app.web.factory import create_app
 
 
 def gate(**overrides: float) -> Gate:

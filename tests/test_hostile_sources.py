@@ -18,8 +18,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
 
-from app import create_app
 from app.sources.hf import canonical_files
+from app.web.factory import create_app
 from tests.conftest import start_gunicorn
 from tests.hostile_inputs import (
     BACKTRACKING_TEXT,

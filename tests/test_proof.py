@@ -20,7 +20,7 @@ import sys
 
 import pytest
 
-from app import create_app
+from app.web.factory import create_app
 from bench import _fuzz, _hf_seeds, attack, durability, fuzz_gguf, fuzz_hf, load
 from bench._server import ROOT, Server
 from tests.conftest import UNLIMITED_WRITES

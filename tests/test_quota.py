@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from flask import Flask
 
-from app import create_app
+from app.web.factory import create_app
 from tests.conftest import NORMAL_RENDER, LiveServer, start_gunicorn
 from tests.postgres import fresh_postgres_url, postgres_url  # noqa: F401 (pytest fixtures)
 from tests.shared_data import VOCAB_DIR

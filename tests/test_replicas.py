@@ -18,11 +18,11 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from app import create_app
 from app.shares.store import ShareStore
 from app.storage import Database, StoredSource, open_database
 from app.storage.postgres import PostgresDatabase
 from app.storage.sqlite import SqliteDatabase
+from app.web.factory import create_app
 from tests.conftest import LiveServer, start_gunicorn
 from tests.postgres import postgres_url  # noqa: F401 (a pytest fixture)
 from tests.shared_data import VOCAB_DIR

@@ -11,7 +11,7 @@ import tokenizers.models
 import tokenizers.pre_tokenizers
 from transformers import PreTrainedTokenizerFast
 
-from app import create_app
+from app.web.factory import create_app
 from tests.shared_data import VOCAB_DIR
 
 LLAMA_SPM = VOCAB_DIR / "ggml-vocab-llama-spm.gguf"
