@@ -16,10 +16,10 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from app.budget import OverLimit
-from app.observability import ACCESS_LOGGER
 from app.web import admission
 from app.web.admission import Gate, gate_from_config
 from app.web.factory import create_app
+from app.web.observability import ACCESS_LOGGER
 
 
 def gate(**overrides: float) -> Gate:

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from app.observability import ACCESS_LOGGER
 from app.web.factory import create_app
+from app.web.observability import ACCESS_LOGGER
 from tests.conftest import start_gunicorn
 from tests.shared_data import VOCAB_DIR
 

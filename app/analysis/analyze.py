@@ -25,11 +25,11 @@ from app.analysis.prefix import (
     user_turn_requests,
 )
 from app.analysis.vocab_checks import TokenIds, vocabulary_diagnostics
-from app.display.prompt import template_markers
 from app.render.chat import RenderRequest, render_chat
 from app.render.pool import SandboxPool
 from app.render.problems import TemplateProblem
 from app.sources.source import Source
+from app.text import template_markers
 
 #: User turns whose requests the analysis follows (`PLAYGROUND_ANALYSIS_TURNS`).
 DEFAULT_MAX_TURNS = 32

@@ -19,7 +19,7 @@ from itertools import accumulate, zip_longest
 from typing import Any
 from zlib import crc32
 
-from app.display.prompt import gc_paused
+from app.text import gc_paused
 
 Opcode = tuple[str, int, int, int, int]
 #: A piece of a line: ("equal" | "delete" | "insert", text).

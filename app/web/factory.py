@@ -39,7 +39,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
 
     # Imported here, not at the top: importing the factory (say, to read `data_dir`)
     # should not load prometheus_client nor start writing metric files.
-    from app import observability
+    from app.web import observability
 
     observability.install(app)
 
