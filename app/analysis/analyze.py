@@ -21,7 +21,6 @@ from app.analysis.diagnostics import Diagnostic, end_of_turn_marker, template_di
 from app.analysis.prefix import (
     answered_requests,
     compare_requests,
-    shared_prefix,
     user_turn_requests,
 )
 from app.analysis.vocab_checks import TokenIds, vocabulary_diagnostics
@@ -29,7 +28,7 @@ from app.render.chat import RenderRequest, render_chat
 from app.render.pool import SandboxPool
 from app.render.problems import TemplateProblem
 from app.sources.source import Source
-from app.text import template_markers
+from app.text import common_prefix_length, template_markers
 
 #: User turns whose requests the analysis follows (`PLAYGROUND_ANALYSIS_TURNS`).
 DEFAULT_MAX_TURNS = 32
@@ -99,7 +98,7 @@ def _prefix_stability(probed: dict[str, Any], token_ids: TokenIds | None) -> lis
         by_text = dict(zip(texts, found, strict=True))
         for pair in pairs:
             left, right = requests[pair["from_turn"] - 1], requests[pair["to_turn"] - 1]
-            pair["shared_tokens"] = shared_prefix(by_text[left], by_text[right])
+            pair["shared_tokens"] = common_prefix_length(by_text[left], by_text[right])
     return pairs
 
 
