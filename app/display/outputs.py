@@ -16,10 +16,11 @@ from app.analysis.commands import build_commands, llama_server_file_command, tem
 from app.analysis.diff import char_opcodes, diff_stats, side_by_side, token_opcodes, unified
 from app.display.prompt import Segment, TokenSpan, segment_prompt, token_spans
 from app.display.state import render_body
+from app.errors import RequestError
 from app.render.chat import Rendered
 from app.render.pool import SandboxPool
 from app.render.problems import TemplateProblem
-from app.render.request import RequestError, parse_render_request
+from app.render.request import parse_render_request
 from app.sources.source import Source
 from app.sources.store import SourceStore, TokenizerUnavailable, Tokens
 from app.tokens.vocab import Token

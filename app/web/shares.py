@@ -11,12 +11,12 @@ from flask import Blueprint, current_app, request
 
 from app.budget import OverLimit
 from app.display.state import state_from_form
-from app.shares.state import ShareTooLarge, canonical_json, check_size, normalise_state
+from app.errors import NotFound, RequestError
+from app.shares.state import canonical_json, check_size, normalise_state
 from app.shares.state import share_id as content_id
 from app.shares.store import ShareStore
 from app.untrusted_json import JSONRefused
 from app.web.api import json_body, max_json_depth
-from app.web.errors import error_body
 
 blueprint = Blueprint("shares", __name__)
 
@@ -59,7 +59,7 @@ def share_form() -> tuple[dict, int]:
     state, problems = state_from_form(request.form, max_json_depth())
     if problems:
         field, message = next(iter(problems.items()))
-        return error_body("BadRequest", f"{field}: {message}", field=field), 400
+        raise RequestError(field, f"{field}: {message}")
     return store_share(state)
 
 
@@ -67,13 +67,7 @@ def store_share(body: Any) -> tuple[dict, int]:
     """Validate, size-check and store a state; the answer of both share endpoints."""
     state = normalise_state(body)
     canonical = canonical_json(state)
-    try:
-        check_size(canonical, share_max_bytes())
-    except ShareTooLarge as error:
-        body = error_body(
-            "PayloadTooLarge", str(error), max_bytes=error.max_bytes, size_bytes=error.size_bytes
-        )
-        return body, 413
+    check_size(canonical, share_max_bytes())  # ShareTooLarge: 413
     store = share_store()
     # Racing creators of the same new state may both get 201; either way the one stored
     # state is the same, so only the status differs.
@@ -87,5 +81,5 @@ def show_share(share_id: str) -> tuple[dict, int, dict[str, str]] | tuple[dict, 
     """A share's stored state as JSON; 404 for an unknown or malformed id."""
     state = load_share(share_id)
     if state is None:
-        return error_body("NotFound", f"No share with id {share_id!r}."), 404
+        raise NotFound(f"No share with id {share_id!r}.")
     return state, 200, {"Cache-Control": IMMUTABLE}
