@@ -9,7 +9,9 @@ from typing import Any
 import pytest
 
 from app.analysis.capabilities import CAPABILITIES, KNOWN_CAPS_DIFFERENCES, detect_capabilities
-from tests.shared_data import LLAMA_SERVER_RENDERS, TEMPLATES_DIR
+from tests.support.shared_data import LLAMA_SERVER_RENDERS, TEMPLATES_DIR, require_shared
+
+require_shared()
 
 
 @cache

@@ -27,7 +27,7 @@ from app.analysis.commands import (
 )
 from app.render.chat import RenderRequest, render_chat
 from app.render.problems import TemplateProblem
-from tests.reference import reference_tokenizer
+from tests.support.reference import reference_tokenizer
 
 REPO = Path(__file__).resolve().parents[1]
 PRINTER = (

@@ -14,8 +14,8 @@ import pytest
 
 from app.render.chat import RenderRequest, render_chat
 from app.render.problems import TemplateProblem
-from tests.corpus import DEFAULT_SPECIAL_TOKENS, PINNED_NOW, case_request, our_outcome
-from tests.reference import Outcome, reference_generation_spans, reference_render
+from tests.support.corpus import DEFAULT_SPECIAL_TOKENS, PINNED_NOW, case_request, our_outcome
+from tests.support.reference import Outcome, reference_generation_spans, reference_render
 
 CHATML = (
     "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
