@@ -16,7 +16,7 @@ workers = _settings["WORKERS"]
 # hold, so health checks and static files never queue behind renders (app/web/admission.py).
 threads = _settings["THREADS"] + _settings["QUEUE"] + _settings["RESERVED_THREADS"]
 worker_class = "gthread"
-wsgi_app = "app:create_app()"
+wsgi_app = "app.web.factory:create_app()"
 # No control socket: it lives at a fixed path in the home folder, which several servers
 # (tests, benchmarks, replicas) would fight over.
 control_socket_disable = True

@@ -10,11 +10,13 @@ starts, or by a worker with time and memory limits. A budget that is hit is an
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
+
+from app.errors import ApiError
 
 
 @dataclass
-class OverLimit(Exception):
+class OverLimit(ApiError):
     """A request that costs more than a configured limit allows.
 
     `limit` names the limit in lower case, as its setting spells it (`json_depth` for
@@ -31,6 +33,8 @@ class OverLimit(Exception):
     type: str = "LimitExceeded"
     fields: dict[str, Any] = field(default_factory=dict)
     headers: dict[str, str] = field(default_factory=dict)
+
+    title: ClassVar[str] = "Over a limit"
 
     def __str__(self) -> str:
         return self.message

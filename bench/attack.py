@@ -49,8 +49,8 @@ from pathlib import Path
 from typing import Any
 
 from bench import load
-from bench._server import Client, Response, Server, mib
-from tests.hostile_inputs import (
+from bench._server import Client, Response, Server, mib, running
+from tests.support.hostile_inputs import (
     BACKTRACKING_TEXT,
     backtracking_tokenizer,
     big_tokenizer,
@@ -353,26 +353,21 @@ def attack_run(
 def run(args: argparse.Namespace) -> int:
     """Start the server, run both phases, report; 1 on any failure."""
     seconds = 10.0 if args.quick else args.seconds
-    server = Server(server_env(args.workers, args.threads, args.clients + args.attackers))
+    env = server_env(args.workers, args.threads, args.clients + args.attackers)
     folder = Path(tempfile.mkdtemp(prefix="playground-attack-"))
     try:
-        server.start()
-        print(
-            f"server: {args.workers} workers × {args.threads} threads; {args.clients} normal "
-            f"clients; then + {args.attackers} attackers cycling through {len(ATTACKS)} "
-            f"attacks; {seconds:g} s per phase"
-        )
-        result = attack_run(server, folder, args.clients, args.attackers, seconds, args.warmup)
-        load.report_phase(result.calm)
-        load.report_phase(result.stormy)
-        ratio = load.report_ratio(result.calm, result.stormy)
-        return report(server, result, ratio)
-    except BaseException:
-        print(f"gunicorn log (tail):\n{server.tail()}", file=sys.stderr)
-        raise
+        with running(env) as server:
+            print(
+                f"server: {args.workers} workers × {args.threads} threads; {args.clients} "
+                f"normal clients; then + {args.attackers} attackers cycling through "
+                f"{len(ATTACKS)} attacks; {seconds:g} s per phase"
+            )
+            result = attack_run(server, folder, args.clients, args.attackers, seconds, args.warmup)
+            load.report_phase(result.calm)
+            load.report_phase(result.stormy)
+            ratio = load.report_ratio(result.calm, result.stormy)
+            return report(server, result, ratio)
     finally:
-        server.close()
-        shutil.rmtree(server.data_dir, ignore_errors=True)
         shutil.rmtree(folder, ignore_errors=True)
 
 

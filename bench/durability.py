@@ -35,7 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench._server import ROOT, Client, Server
+from bench._server import Client, Server
+from tests.support import REPO as ROOT
 
 PINNED_NOW = "2026-11-29T12:00:00"
 COMPARED = ("template", "messages", "now")
@@ -250,7 +251,7 @@ def run_durability(
     threads: int = 4,
 ) -> DurabilityResult:
     """Burst, kill -9 mid-burst, restart on the same data, verify; always cleans up."""
-    from tests.shared_data import TEMPLATES_DIR
+    from tests.support.shared_data import TEMPLATES_DIR
 
     template_path = TEMPLATES_DIR / "Qwen-Qwen2.5-7B-Instruct.jinja"
     big_template = template_path.read_text(encoding="utf-8") if template_path.exists() else ""

@@ -220,7 +220,7 @@ class _Walk:
 @cache
 def load_seeds() -> tuple[Seed, ...]:
     """Every vocabulary GGUF, whole and shrunk, with its structure mapped."""
-    from tests.shared_data import VOCAB_DIR
+    from tests.support.shared_data import VOCAB_DIR
 
     seeds = []
     for path in sorted(VOCAB_DIR.glob("*.gguf")):

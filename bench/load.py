@@ -121,8 +121,8 @@ def build_workload(server: Server) -> Workload:
     from app.render.problems import TemplateProblem
     from app.sources.gguf import IncompleteHeader, read_header
     from app.tokens.vocab import VocabTokenizer, tokenize
-    from tests.corpus import case_body, case_request, load_conversations
-    from tests.shared_data import TEMPLATES_DIR, VOCAB_DIR
+    from tests.support.corpus import case_body, case_request, load_conversations
+    from tests.support.shared_data import TEMPLATES_DIR, VOCAB_DIR
 
     vocab = (VOCAB_DIR / VOCAB).read_bytes()
     client = Client(server.port, REQUEST_TIMEOUT_S)

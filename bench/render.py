@@ -43,9 +43,9 @@ from app.render.core import RenderRequest
 from app.render.engines.transformers.chat import render_chat
 from app.render.problems import TemplateProblem
 from bench._server import Server, visitor_address
-from tests.corpus import case_body, case_request, load_conversations
-from tests.reference import pinned_transformers_clock, reference_tokenizer
-from tests.shared_data import TEMPLATES_DIR, template_files
+from tests.support.corpus import case_body, case_request, load_conversations
+from tests.support.reference import pinned_transformers_clock, reference_tokenizer
+from tests.support.shared_data import TEMPLATES_DIR, template_files
 
 GOAL_RATIO = 1.5
 #: Real templates that take tools, sent over HTTP with the corpus' tool cases.
@@ -86,7 +86,7 @@ class Pair:
 
 
 def _their_call(case: dict[str, Any], source: str) -> tuple[Any, dict[str, Any]]:
-    """The call `tests.reference.reference_render` makes, minus its defensive deepcopy."""
+    """The call `tests.support.reference.reference_render` makes, minus its defensive deepcopy."""
     tokenizer = reference_tokenizer(case.get("special_tokens") or {})
     kwargs = dict(
         tools=case.get("tools"),

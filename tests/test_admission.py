@@ -15,11 +15,11 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from app import create_app
 from app.budget import OverLimit
-from app.observability import ACCESS_LOGGER
 from app.web import admission
 from app.web.admission import Gate, gate_from_config
+from app.web.factory import create_app
+from app.web.observability import ACCESS_LOGGER
 
 
 def gate(**overrides: float) -> Gate:
@@ -216,6 +216,7 @@ CHEAP = [
     ("GET", "/static/playground.css"),
     ("GET", "/s/0123456789abcdef01234567.json"),
     ("GET", "/api/library"),
+    ("GET", "/api/engines"),
     ("GET", "/api/library/chatml"),
     ("POST", "/download/template.jinja"),
 ]

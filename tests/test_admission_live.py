@@ -19,8 +19,8 @@ import pytest
 
 from app.config import SETTINGS
 from app.pool import TRANSFER_GRACE_SECONDS, WALL_CLOCK_FACTOR
-from bench._server import Server
-from tests.conftest import NORMAL_RENDER, LiveServer
+from tests.support import UNLIMITED_WRITES
+from tests.support.server import NORMAL_RENDER, Server
 
 CPU_SECONDS = 1.0
 DEFAULTS = {setting.key: setting.default for setting in SETTINGS}
@@ -48,6 +48,7 @@ def server() -> Iterator[Server]:
             "PLAYGROUND_THREADS": "4",
             "PLAYGROUND_CPU_SECONDS": str(CPU_SECONDS),
             "PLAYGROUND_TRUSTED_PROXIES": "1",
+            **{f"PLAYGROUND_{key}": str(value) for key, value in UNLIMITED_WRITES.items()},
         }
     )
     try:
@@ -58,7 +59,7 @@ def server() -> Iterator[Server]:
         shutil.rmtree(running.data_dir, ignore_errors=True)
 
 
-def post(live: LiveServer, address: str, body: bytes) -> tuple[int, dict[str, str], dict, float]:
+def post(live: Server, address: str, body: bytes) -> tuple[int, dict[str, str], dict, float]:
     """POST /api/render as the client at `address`: status, headers, JSON, seconds."""
     headers = {"Content-Type": "application/json", "X-Forwarded-For": address}
     started = time.monotonic()
@@ -66,7 +67,7 @@ def post(live: LiveServer, address: str, body: bytes) -> tuple[int, dict[str, st
     return status, answer_headers, json.loads(data), time.monotonic() - started
 
 
-def timed_get(live: LiveServer, path: str) -> tuple[int, float]:
+def timed_get(live: Server, path: str) -> tuple[int, float]:
     started = time.monotonic()
     status, _, _ = live.send("GET", path, timeout=60)
     return status, time.monotonic() - started
@@ -94,7 +95,7 @@ def server_seconds(server: Server, status: int) -> list[float]:
 
 
 def test_bomb_clients_from_many_addresses_leave_room_for_others(server):
-    live = LiveServer(server.url, server.process)
+    live = server
     workers = live.worker_pids()
     bombers = [f"198.51.100.{n}" for n in range(1, 9)]
     stop = threading.Event()
@@ -145,7 +146,7 @@ def test_bomb_clients_from_many_addresses_leave_room_for_others(server):
 
 
 def test_one_client_with_8_bombs_gets_429_beyond_its_allowance(server):
-    live = LiveServer(server.url, server.process)
+    live = server
     allowance = DEFAULTS["CLIENT_CONCURRENCY"]
     with ThreadPoolExecutor(8) as pool:
         sent = [pool.submit(post, live, "198.51.100.99", BOMB) for _ in range(8)]

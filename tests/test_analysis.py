@@ -12,7 +12,7 @@ from app.analysis.diagnostics import template_diagnostics
 from app.render.core import RenderRequest
 from app.render.engines.transformers.chat import render_chat
 from app.sources.library import Library
-from tests.shared_data import TEMPLATES_DIR, VOCAB_DIR
+from tests.support.shared_data import TEMPLATES_DIR, VOCAB_DIR, needs_shared
 
 TURN = "<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n"
 GEN = "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
@@ -126,6 +126,7 @@ def test_chatml_keeps_the_whole_first_request(app):
     assert pair["answer_stays_prefix"] is True
 
 
+@needs_shared
 def test_mistral_nemo_keeps_only_its_first_nine_characters(app):
     template = (TEMPLATES_DIR / "mistralai-Mistral-Nemo-Instruct-2407.jinja").read_text()
     tokens = {"bos_token": "<s>", "eos_token": "</s>"}
@@ -134,6 +135,7 @@ def test_mistral_nemo_keeps_only_its_first_nine_characters(app):
     assert pair["first_difference"] == 9
 
 
+@needs_shared
 def test_agent_loop_measure_catches_dropped_reasoning(app):
     chat = [
         {"role": "user", "content": "Hello!"},
@@ -149,6 +151,7 @@ def test_agent_loop_measure_catches_dropped_reasoning(app):
     assert clean["answer_stays_prefix"] is True
 
 
+@needs_shared
 def test_vocabulary_findings_with_a_real_vocabulary(app, client):
     gguf = (VOCAB_DIR / "ggml-vocab-llama-spm.gguf").read_bytes()
     source_id = client.post(

@@ -13,7 +13,9 @@ from app.render.engines.llamacpp.capabilities import (
     KNOWN_CAPS_DIFFERENCES,
     detect_capabilities,
 )
-from tests.shared_data import LLAMA_SERVER_RENDERS, TEMPLATES_DIR
+from tests.support.shared_data import LLAMA_SERVER_RENDERS, TEMPLATES_DIR, require_shared
+
+require_shared()
 
 
 @cache

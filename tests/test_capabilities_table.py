@@ -28,7 +28,9 @@ from __future__ import annotations
 import pytest
 
 from app.render.engines.llamacpp.capabilities import CAPABILITIES, detect_capabilities
-from tests.shared_data import TEMPLATES_DIR
+from tests.support.shared_data import TEMPLATES_DIR, require_shared
+
+require_shared()
 
 
 def caps(

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from flask import Flask
 
-from app import create_app
 from app.web.clients import client_key
+from app.web.factory import create_app
 
 
 @pytest.mark.parametrize(

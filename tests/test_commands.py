@@ -28,7 +28,7 @@ from app.render.core import RenderRequest
 from app.render.engines.llamacpp.builtins import BUILTINS, apply_builtin, equivalent_builtin
 from app.render.engines.transformers.chat import render_chat
 from app.render.problems import TemplateProblem
-from tests.reference import reference_tokenizer
+from tests.support.reference import reference_tokenizer
 
 REPO = Path(__file__).resolve().parents[1]
 PRINTER = (

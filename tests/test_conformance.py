@@ -10,9 +10,11 @@ from typing import Any
 
 import pytest
 
-from tests.corpus import DEFAULT_SPECIAL_TOKENS, load_conversations, our_outcome
-from tests.reference import Outcome, reference_render, reference_tokenizer
-from tests.shared_data import template_files
+from tests.support.corpus import DEFAULT_SPECIAL_TOKENS, load_conversations, our_outcome
+from tests.support.reference import Outcome, reference_render, reference_tokenizer
+from tests.support.shared_data import require_shared, template_files
+
+require_shared()
 
 TEMPLATES = {path.stem: path for path in template_files()}
 CASES = {case["name"]: case for case in load_conversations()}

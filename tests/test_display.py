@@ -9,7 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers
 
-from app.display.prompt import Segment, TokenSpan, segment_prompt, template_markers, token_spans
+from app.display.prompt import Segment, TokenSpan, segment_prompt, token_spans
+from app.text import template_markers
 from app.tokens.vocab import Token, VocabTokenizer, tokenize
 
 WHITESPACE_KINDS = {"space": " ", "tab": "\t", "newline": "\n", "return": "\r"}

@@ -22,7 +22,8 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from tests.conftest import REPO, free_port
+from tests.support import REPO
+from tests.support.server import free_port
 
 DOCKERFILE = REPO / "Dockerfile"
 

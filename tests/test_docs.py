@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from app.config import SETTINGS
-from tests.conftest import REPO
+from tests.support import REPO
 
 README = (REPO / "README.md").read_text(encoding="utf-8")
 

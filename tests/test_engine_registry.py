@@ -16,7 +16,7 @@ from app.render import engines
 from app.render.core import Engine, Rendered, RenderRequest
 from app.render.limits import RenderLimits
 from app.render.request import parse_render_request
-from tests.conftest import REPO
+from tests.support import REPO
 
 
 class EchoEngine(Engine):

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 
-from tests.shared_data import TEMPLATES_DIR
+from tests.support.shared_data import TEMPLATES_DIR, require_shared
+
+require_shared()
 
 GEMMA = (TEMPLATES_DIR / "google-gemma-2-2b-it.jinja").read_text(encoding="utf-8")
 MESSAGES = [{"role": "developer", "content": "Be brief."}, {"role": "user", "content": "Hi"}]

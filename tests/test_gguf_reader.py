@@ -24,7 +24,7 @@ from app.sources.gguf import (
     read_header,
 )
 from app.sources.gguf_model import quantization_name, source_from_header, split_info
-from tests.shared_data import VOCAB_DIR
+from tests.support.shared_data import VOCAB_DIR, needs_shared
 
 VOCAB_FILES = sorted(VOCAB_DIR.glob("*.gguf"))
 LLAMA_SPM = VOCAB_DIR / "ggml-vocab-llama-spm.gguf"
@@ -80,6 +80,7 @@ def _reference(path: Path) -> dict[str, Any]:
 # Real files, checked against gguf-py reading the whole file.
 
 
+@needs_shared
 @pytest.mark.parametrize("path", VOCAB_FILES, ids=lambda p: p.stem)
 def test_real_file_matches_gguf_py(path: Path) -> None:
     header, reference = _complete(_data(path)), _reference(path)
@@ -98,6 +99,7 @@ def _kv_boundaries(path: Path) -> list[int]:
 GPT2 = VOCAB_DIR / "ggml-vocab-gpt-2.gguf"
 
 
+@needs_shared
 @pytest.mark.parametrize("path", [LLAMA_SPM, GPT2], ids=lambda p: p.stem)
 def test_every_cut_inside_the_kv_section_is_incomplete(path: Path) -> None:
     data = _data(path)
@@ -113,6 +115,7 @@ def test_every_cut_inside_the_kv_section_is_incomplete(path: Path) -> None:
         assert cut < result.need_bytes <= kv_bytes, (cut, result)
 
 
+@needs_shared
 @pytest.mark.parametrize("path", VOCAB_FILES, ids=lambda p: p.stem)
 def test_feeding_need_bytes_converges(path: Path) -> None:
     data, size, rounds = _data(path), 16, 0
@@ -297,6 +300,7 @@ def _small_real_header() -> bytes:
     return _gguf(kvs, tensors)
 
 
+@needs_shared
 @settings(deadline=None, max_examples=300, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_random_damage_only_gives_the_three_outcomes(data: st.DataObject) -> None:
@@ -331,6 +335,7 @@ def test_random_damage_only_gives_the_three_outcomes(data: st.DataObject) -> Non
 # Extraction of what the playground shows.
 
 
+@needs_shared
 def test_llama_spm_source() -> None:
     source = source_from_header(_complete(_data(LLAMA_SPM)), "ggml-vocab-llama-spm.gguf")
     assert source.special_tokens == {"bos_token": "<s>", "eos_token": "</s>", "unk_token": "<unk>"}

@@ -35,7 +35,7 @@ def test_a_deep_body_is_400_naming_the_field(client, depth):
 
 
 def test_the_depth_limit_is_a_setting(app):
-    from app import create_app
+    from app.web.factory import create_app
 
     strict = create_app({"TESTING": True, "DATA_DIR": app.config["DATA_DIR"], "JSON_DEPTH": 3})
     client = strict.test_client()

@@ -10,7 +10,7 @@ import string
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from app.observability import STANDARD_METHODS
+from app.web.observability import STANDARD_METHODS
 
 PATHS = ("/", "/api/render", "/no/such/page")
 

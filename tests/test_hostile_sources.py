@@ -18,10 +18,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
 
-from app import create_app
 from app.sources.hf import canonical_files
-from tests.conftest import start_gunicorn
-from tests.hostile_inputs import (
+from app.web.factory import create_app
+from tests.support.hostile_inputs import (
     BACKTRACKING_TEXT,
     backtracking_tokenizer,
     big_tokenizer,
@@ -30,6 +29,8 @@ from tests.hostile_inputs import (
     multipart,
     word_level,
 )
+from tests.support.server import start_gunicorn
+from tests.support.shared_data import VOCAB_DIR, needs_shared
 
 MiB = 1 << 20
 
@@ -147,8 +148,7 @@ def tight_server():
         }
     )
     yield server
-    server.process.terminate()
-    server.process.wait(timeout=30)
+    server.close()
 
 
 def test_a_tokenizer_over_the_memory_budget_fails_in_its_worker(tight_server):
@@ -312,8 +312,8 @@ def test_the_analysis_turn_limit_is_a_setting(tmp_path):
 # --- Finding 5: huge share pages and token answers ---------------------------------------
 
 
+@needs_shared
 def test_a_huge_share_with_a_vocabulary_makes_a_bounded_page(live_server):
-    from tests.shared_data import VOCAB_DIR
 
     status, source = upload_gguf(
         live_server, (VOCAB_DIR / "ggml-vocab-llama-spm.gguf").read_bytes()
@@ -341,8 +341,8 @@ def test_a_huge_share_with_a_vocabulary_makes_a_bounded_page(live_server):
     assert text.count("lazy dog") >= 2 * 43_000
 
 
+@needs_shared
 def test_tokenize_pages_through_a_long_text(client):
-    from tests.shared_data import VOCAB_DIR
 
     data = (VOCAB_DIR / "ggml-vocab-llama-spm.gguf").read_bytes()
     source = client.post(

@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from tests.reference import reference_render
+from tests.support.reference import reference_render
 
 HELLO = [{"role": "user", "content": "Hello!"}]
 NORMAL = {"template": "{{ messages[0].content }}", "messages": HELLO}

@@ -7,9 +7,9 @@ import pytest
 from app.render.engines.transformers.chat import render_chat
 from app.render.problems import TemplateProblem
 from app.sources.library import Library
-from tests.conftest import REPO
-from tests.corpus import case_request, load_conversations
-from tests.shared_data import TEMPLATES_DIR
+from tests.support import REPO
+from tests.support.corpus import case_request, load_conversations
+from tests.support.shared_data import TEMPLATES_DIR, needs_shared
 
 LIBRARY = Library()
 ENTRIES = [entry for entry in LIBRARY.entries if entry.upstream]
@@ -30,6 +30,7 @@ def test_the_library_has_the_well_known_templates():
     assert {"chatml", "qwen2.5", "qwen3", "llama3.1", "mistral-nemo", "gpt-oss"} <= names
 
 
+@needs_shared
 @pytest.mark.parametrize("entry", ENTRIES, ids=lambda e: e.name)
 def test_entry_renders_exactly_as_its_upstream_template(entry):
     ours = LIBRARY.template(entry.name)

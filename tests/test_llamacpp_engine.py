@@ -1,6 +1,6 @@
 """The llama.cpp engine against a real llama-server: every recorded /apply-template render.
 
-The recordings (`renders-b10573.json`, see tests/shared_data.py) hold what llama-server
+The recordings (`renders-b10573.json`, see tests/support/shared_data.py) hold what llama-server
 b10573 answered for each template and conversation. Every pair must render to the same
 string (or fail where the server failed), except the pairs listed in
 `KNOWN_DIFFERENCES`, which must still differ so that the list stays honest.
@@ -18,7 +18,9 @@ import pytest
 from app.render.core import RenderRequest
 from app.render.engines.llamacpp.render import KNOWN_DIFFERENCES, LlamaCppRendered, render_llamacpp
 from app.render.problems import TemplateProblem
-from tests.shared_data import LLAMA_SERVER_RENDERS, TEMPLATES_DIR
+from tests.support.shared_data import LLAMA_SERVER_RENDERS, TEMPLATES_DIR, require_shared
+
+require_shared()
 
 #: The day the recordings were made: templates that print the date printed this one.
 RECORDED_ON = datetime(2026, 11, 29, 12, 0, 0)

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from app import create_app
-from app.observability import ACCESS_LOGGER
-from tests.conftest import start_gunicorn
-from tests.shared_data import VOCAB_DIR
+from app.web.factory import create_app
+from app.web.observability import ACCESS_LOGGER
+from tests.support.server import start_gunicorn
+from tests.support.shared_data import VOCAB_DIR, needs_shared
 
 LLAMA_SPM = VOCAB_DIR / "ggml-vocab-llama-spm.gguf"
 CPU_BOMB = "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}"
@@ -151,6 +151,7 @@ def _labelled(text: str) -> Iterator[tuple[str, dict]]:
             yield sample.name, sample.labels
 
 
+@needs_shared
 def test_source_cache_counts_a_miss_then_a_hit(client):
     data = LLAMA_SPM.read_bytes()[: 16 * 1024 * 1024]
     name = "playground_source_cache_lookups_total"
@@ -209,5 +210,4 @@ def test_gunicorn_workers_report_together(tmp_path):
         )
         assert healthz >= 20
     finally:
-        server.process.terminate()
-        server.process.wait(timeout=30)
+        server.close()

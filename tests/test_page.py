@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 
-from app import create_app
+from app.web.factory import create_app
 
 HELLO = [{"role": "user", "content": "Hello!"}]
 XSS = '<img src=x onerror="alert(1)"></textarea><script>alert(2)</script>'

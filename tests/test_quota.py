@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 from flask import Flask
 
-from app import create_app
-from tests.conftest import NORMAL_RENDER, LiveServer, start_gunicorn
-from tests.postgres import fresh_postgres_url, postgres_url  # noqa: F401 (pytest fixtures)
-from tests.shared_data import VOCAB_DIR
+from app.web.factory import create_app
+from tests.support.postgres import fresh_postgres_url, postgres_url  # noqa: F401 (pytest fixtures)
+from tests.support.server import NORMAL_RENDER, Server, start_gunicorn
+from tests.support.shared_data import VOCAB_DIR, needs_shared
 
 LLAMA_SPM = VOCAB_DIR / "ggml-vocab-llama-spm.gguf"
 MIB = 1024 * 1024
@@ -277,6 +277,7 @@ def test_a_source_refused_for_lack_of_room_costs_the_client_nothing(make_app):
     assert statuses == [507, 507, 507]
 
 
+@needs_shared
 def test_a_shared_source_outlives_expiry_and_the_cap_and_its_share_still_renders(
     storage_app, make_app, database_url
 ):
@@ -324,6 +325,7 @@ def test_a_failed_expiry_does_not_fail_the_write_and_is_tried_again(make_app, mo
     assert len(calls) == 2
 
 
+@needs_shared
 def test_a_source_in_memory_still_serves_when_its_use_cannot_be_written(make_app, monkeypatch):
     app = make_app(**NO_RATE_LIMITS)
     client, database = app.test_client(), app.extensions["database"]
@@ -355,6 +357,7 @@ USES = {
 }
 
 
+@needs_shared
 @pytest.mark.parametrize("use", USES)
 def test_a_use_keeps_a_source_for_another_lifetime(make_app, use):
     data = LLAMA_SPM.read_bytes()
@@ -390,7 +393,7 @@ ATTACKED = {
 ATTACK_SECONDS = 4.0
 
 
-def flood(server: LiveServer, address: Callable[[], str]) -> Callable[[], list[tuple]]:
+def flood(server: Server, address: Callable[[], str]) -> Callable[[], list[tuple]]:
     """An attacker: distinct 1 MiB sources and 256 KiB shares, as fast as answered, each
     request from the client `address()` names."""
 
@@ -410,7 +413,7 @@ def flood(server: LiveServer, address: Callable[[], str]) -> Callable[[], list[t
     return attack
 
 
-def attack(server: LiveServer, address: Callable[[], str]) -> list[tuple]:
+def attack(server: Server, address: Callable[[], str]) -> list[tuple]:
     """Four attackers while a normal render must stay fast and no worker may die."""
     return list(itertools.chain.from_iterable(server.survives(flood(server, address), 4)))
 
@@ -445,8 +448,7 @@ def test_a_storage_attack_is_held_to_the_allowance_and_the_cap(tmp_path):
         sources, _ = stored_bytes(tmp_path)
         assert sources <= 24 * MIB
     finally:
-        server.process.terminate()
-        server.process.wait(timeout=30)
+        server.close()
 
 
 def test_a_refused_upload_gets_its_429_not_a_reset_connection(tmp_path):
@@ -461,5 +463,4 @@ def test_a_refused_upload_gets_its_429_not_a_reset_connection(tmp_path):
             status, answer, _ = server.send("POST", "/api/sources/gguf", bytes(16 * MIB), headers)
             assert status == 429 and int(answer["Retry-After"]) > 1
     finally:
-        server.process.terminate()
-        server.process.wait(timeout=30)
+        server.close()

@@ -15,8 +15,8 @@ import pytest
 from app.render.core import RenderRequest
 from app.render.engines.transformers.chat import render_chat
 from app.render.problems import TemplateProblem
-from tests.corpus import DEFAULT_SPECIAL_TOKENS, PINNED_NOW, case_request, our_outcome
-from tests.reference import Outcome, reference_generation_spans, reference_render
+from tests.support.corpus import DEFAULT_SPECIAL_TOKENS, PINNED_NOW, case_request, our_outcome
+from tests.support.reference import Outcome, reference_generation_spans, reference_render
 
 CHATML = (
     "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"

@@ -1,6 +1,6 @@
 """Several replicas: no state in the web process, everything in one shared database.
 
-The storage contract runs on SQLite and on a real PostgreSQL server (`tests.postgres`);
+The storage contract runs on SQLite and on a real PostgreSQL server (`tests.support.postgres`);
 then two applications, and two gunicorn servers, that share only the PostgreSQL database
 must each open what the other stored.
 """
@@ -18,14 +18,14 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from app import create_app
 from app.shares.store import ShareStore
 from app.storage import Database, StoredSource, open_database
 from app.storage.postgres import PostgresDatabase
 from app.storage.sqlite import SqliteDatabase
-from tests.conftest import LiveServer, start_gunicorn
-from tests.postgres import postgres_url  # noqa: F401 (a pytest fixture)
-from tests.shared_data import VOCAB_DIR
+from app.web.factory import create_app
+from tests.support.postgres import postgres_url  # noqa: F401 (a pytest fixture)
+from tests.support.server import Server, start_gunicorn
+from tests.support.shared_data import VOCAB_DIR, needs_shared
 
 LLAMA_SPM = VOCAB_DIR / "ggml-vocab-llama-spm.gguf"
 HELLO = [{"role": "user", "content": "Hello!"}]
@@ -192,6 +192,7 @@ def test_a_share_made_on_one_app_opens_on_the_other(two_apps, tmp_path):
     assert not any(Path(tmp_path).rglob("*.db")) and not any(Path(tmp_path).rglob("sources"))
 
 
+@needs_shared
 def test_a_source_uploaded_to_one_app_tokenizes_on_the_other(two_apps):
     first, second = two_apps
     uploaded = first.test_client().post(
@@ -213,7 +214,7 @@ def test_a_source_uploaded_to_one_app_tokenizes_on_the_other(two_apps):
 # --- two gunicorn servers on one PostgreSQL database ----------------------------------------
 
 
-def fetch(server: LiveServer, path: str, data: bytes | None = None) -> tuple[int, dict]:
+def fetch(server: Server, path: str, data: bytes | None = None) -> tuple[int, dict]:
     """GET (or POST raw bytes) and read the JSON answer."""
     request = urllib.request.Request(server.url + path, data=data)
     if data is not None:
@@ -222,6 +223,7 @@ def fetch(server: LiveServer, path: str, data: bytes | None = None) -> tuple[int
         return response.status, json.load(response)
 
 
+@needs_shared
 def test_two_gunicorn_servers_share_one_database(postgres_url):  # noqa: F811
     env = {"PLAYGROUND_DATABASE_URL": postgres_url, "PLAYGROUND_WORKERS": "1"}
     servers = [start_gunicorn({**env, "PLAYGROUND_THREADS": "2"}) for _ in range(2)]
@@ -240,6 +242,4 @@ def test_two_gunicorn_servers_share_one_database(postgres_url):  # noqa: F811
         assert status == 200 and tokens["count"] >= 1
     finally:
         for server in servers:
-            server.process.terminate()
-        for server in servers:
-            server.process.wait(timeout=30)
+            server.close()

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.corpus import case_body, load_conversations
+from tests.support.corpus import case_body, load_conversations
 
 LIBRARY = Path(__file__).resolve().parents[1] / "templates_lib"
 

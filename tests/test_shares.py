@@ -14,11 +14,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app import create_app
 from app.shares import store as store_module
 from app.shares.state import canonical_json, share_id
 from app.shares.store import ShareStore, database_path
 from app.state import PlaygroundState
+from app.web.factory import create_app
 
 HELLO = [{"role": "user", "content": "Hello!"}]
 

@@ -11,8 +11,8 @@ import tokenizers.models
 import tokenizers.pre_tokenizers
 from transformers import PreTrainedTokenizerFast
 
-from app import create_app
-from tests.shared_data import VOCAB_DIR
+from app.web.factory import create_app
+from tests.support.shared_data import VOCAB_DIR, needs_shared
 
 LLAMA_SPM = VOCAB_DIR / "ggml-vocab-llama-spm.gguf"
 
@@ -34,6 +34,7 @@ def upload_growing(client, data: bytes, name: str, first: int = 4096) -> tuple[o
         size = min(max(need, 2 * size), len(data))
 
 
+@needs_shared
 def test_gguf_prefix_grows_until_the_header_is_read(client):
     data = LLAMA_SPM.read_bytes()
     response, sent = upload_growing(client, data, "llama.gguf")
@@ -56,6 +57,7 @@ def test_gguf_prefix_grows_until_the_header_is_read(client):
     assert len(body["id"]) == 64
 
 
+@needs_shared
 def test_same_header_same_id_whatever_follows(client):
     data = LLAMA_SPM.read_bytes()
     first = client.post(
@@ -93,6 +95,7 @@ def test_upload_over_the_cap_is_413(tmp_path):
     assert response.status_code == 413
 
 
+@needs_shared
 def test_tokenize_with_the_models_vocabulary(client):
     source = client.post(
         "/api/sources/gguf", data=LLAMA_SPM.read_bytes(), content_type="application/octet-stream"
@@ -119,6 +122,7 @@ def test_tokenize_errors(client):
     assert (response.status_code, response.json["error"]["field"]) == (400, "text")
 
 
+@needs_shared
 def test_another_process_rebuilds_a_source_from_storage(app, client):
     source = client.post(
         "/api/sources/gguf", data=LLAMA_SPM.read_bytes(), content_type="application/octet-stream"

@@ -17,7 +17,7 @@ import pytest
 from app.storage import Bucket, BucketRule, Database, Room, SourceUsage, StorageFull
 from app.storage.postgres import PostgresDatabase
 from app.storage.sqlite import SqliteDatabase
-from tests.postgres import fresh_postgres_url, postgres_url  # noqa: F401 (pytest fixtures)
+from tests.support.postgres import fresh_postgres_url, postgres_url  # noqa: F401 (pytest fixtures)
 
 #: What the version before this bookkeeping created, statement for statement.
 OLD_SQLITE_SCHEMA = (

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from app import create_app
-from tests.conftest import UNLIMITED_WRITES
+from app.web.factory import create_app
+from tests.support import UNLIMITED_WRITES
 
 CHATML = (
     "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"

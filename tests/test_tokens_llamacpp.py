@@ -15,8 +15,10 @@ from tokenizers import Regex, pre_tokenizers
 from app.tokens.build import build_tokenizer
 from app.tokens.pretok import PRE_TOKENIZERS
 from app.tokens.vocab import Token, VocabTokenizer, tokenize
-from tests.gguf_fields import load_fields
-from tests.shared_data import VOCAB_DIR
+from tests.support.gguf_fields import load_fields
+from tests.support.shared_data import VOCAB_DIR, require_shared
+
+require_shared()
 
 SEPARATOR = "\n__ggml_vocab_test__\n"
 TESTED_VOCABS = sorted(
@@ -25,8 +27,6 @@ TESTED_VOCABS = sorted(
 )
 EXPECTED_VOCABS = {"bert-bge", "deepseek-coder", "deepseek-llm", "falcon", "gpt-2", "llama-spm",
                    "mpt", "phi-3", "refact", "starcoder"}  # fmt: skip
-
-pytestmark = pytest.mark.skipif(not VOCAB_DIR.is_dir(), reason="shared vocab files missing")
 
 
 def vocab_path(name: str) -> Path:

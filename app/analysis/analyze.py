@@ -15,13 +15,13 @@ from dataclasses import replace
 from typing import Any
 
 from app.analysis.diagnostics import Diagnostic
-from app.analysis.prefix import shared_prefix
 from app.analysis.probes import probe_template
 from app.analysis.vocab_checks import TokenIds, vocabulary_diagnostics
 from app.render.core import RenderRequest
 from app.render.pool import SandboxPool
 from app.render.problems import TemplateProblem
 from app.sources.source import Source
+from app.text import common_prefix_length
 
 #: User turns whose requests the analysis follows (`PLAYGROUND_ANALYSIS_TURNS`).
 DEFAULT_MAX_TURNS = 32
@@ -39,7 +39,7 @@ def _prefix_stability(probed: dict[str, Any], token_ids: TokenIds | None) -> lis
         by_text = dict(zip(texts, found, strict=True))
         for pair in pairs:
             left, right = requests[pair["from_turn"] - 1], requests[pair["to_turn"] - 1]
-            pair["shared_tokens"] = shared_prefix(by_text[left], by_text[right])
+            pair["shared_tokens"] = common_prefix_length(by_text[left], by_text[right])
     return pairs
 
 

@@ -14,9 +14,9 @@ from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from app.analysis.prefix import shared_prefix
 from app.render.core import RenderRequest
 from app.render.problems import TemplateProblem
+from app.text import common_prefix_length
 
 Render = Callable[[RenderRequest], str]
 
@@ -85,7 +85,7 @@ def default_system_prompt(base: RenderRequest, render: Render) -> list[Diagnosti
     header = with_system[: with_system.index(SYSTEM)] if SYSTEM in with_system else None
     if not header or not without.startswith(header):
         return []
-    suffix = shared_prefix(without[::-1], with_system[::-1])
+    suffix = common_prefix_length(without[::-1], with_system[::-1])
     injected = without[len(header) : len(without) - suffix].strip()
     if not injected or USER in injected:
         return []
@@ -106,7 +106,7 @@ def date_dependence(base: RenderRequest, render: Render) -> list[Diagnostic]:
     first, second = (_try(render, replace(probe, now=day)) for day in DATES)
     if not isinstance(first, str) or not isinstance(second, str) or first == second:
         return []
-    at = shared_prefix(first, second)
+    at = common_prefix_length(first, second)
     return [
         Diagnostic(
             "date-dependent",

@@ -19,7 +19,7 @@ from itertools import accumulate, zip_longest
 from typing import Any
 from zlib import crc32
 
-from app.display.prompt import gc_paused
+from app.text import common_prefix_length, gc_paused
 
 Opcode = tuple[str, int, int, int, int]
 #: A piece of a line: ("equal" | "delete" | "insert", text).
@@ -82,15 +82,6 @@ def _cost(a: Sequence[Any], b: Sequence[Any]) -> int:
     return pairs + 20 * (len(a) + len(b))
 
 
-def _common_prefix(a: Sequence[Any], b: Sequence[Any]) -> int:
-    """Length of the common prefix, by binary search over slice comparisons (done in C)."""
-    lo, hi = 0, min(len(a), len(b))
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        lo, hi = (mid, hi) if a[:mid] == b[:mid] else (lo, mid - 1)
-    return lo
-
-
 def _opcodes(a: Sequence[Any], b: Sequence[Any]) -> list[Opcode]:
     return SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
 
@@ -118,8 +109,8 @@ class _Differ:
         """Diff left[i1:i2] with right[j1:j2]; `levels`: units to try if chars cost too much."""
         a, b = self.left[i1:i2], self.right[j1:j2]
         # Prompts that differ in a few places share long prefixes/suffixes: free to cut off.
-        pre = _common_prefix(a, b)
-        suf = _common_prefix(a[pre:][::-1], b[pre:][::-1])
+        pre = common_prefix_length(a, b)
+        suf = common_prefix_length(a[pre:][::-1], b[pre:][::-1])
         self.emit("equal", i1, i1 + pre, j1, j1 + pre)
         i1, i2, j1, j2 = i1 + pre, i2 - suf, j1 + pre, j2 - suf
         if i1 == i2 or j1 == j2:
@@ -175,7 +166,7 @@ def token_opcodes(
 
 def first_difference(left: str, right: str) -> int | None:
     """Offset of the first differing character (or the shorter length); None if equal."""
-    return None if left == right else _common_prefix(left, right)
+    return None if left == right else common_prefix_length(left, right)
 
 
 def diff_stats(opcodes: Sequence[Opcode]) -> dict[str, int]:

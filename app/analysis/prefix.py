@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from app.text import common_prefix_length
+
 #: Characters of context shown on each side of the first difference.
 CONTEXT_CHARS = 24
 
@@ -24,22 +26,6 @@ def user_turn_requests(messages: Sequence[dict[str, Any]]) -> list[list[dict[str
         for index, message in enumerate(messages)
         if message.get("role") == "user"
     ]
-
-
-def shared_prefix(left: Sequence[Any], right: Sequence[Any]) -> int:
-    """Length of the common prefix of two strings or token lists.
-
-    A binary search over slice comparisons: each comparison runs in C, so two 2 MB
-    prompts cost milliseconds instead of a Python loop over every character.
-    """
-    low, high = 0, min(len(left), len(right))
-    while low < high:
-        middle = (low + high + 1) // 2
-        if left[low:middle] == right[low:middle]:
-            low = middle
-        else:
-            high = middle - 1
-    return low
 
 
 @dataclass(frozen=True)
@@ -75,9 +61,9 @@ def compare_requests(
 ) -> TurnPair:
     """Compare request `turn` with the next one; `ids` are both requests' token ids, and
     `answered` is request k plus its answer."""
-    shared = shared_prefix(left, right)
+    shared = common_prefix_length(left, right)
     differs = shared < len(left)
-    shared_tokens = shared_prefix(*ids) if ids is not None else None
+    shared_tokens = common_prefix_length(*ids) if ids is not None else None
     return TurnPair(
         from_turn=turn,
         to_turn=turn + 1,

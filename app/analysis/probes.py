@@ -3,7 +3,7 @@
 `probe_template` runs in a sandbox worker, where every render is of the untrusted
 template, within the limits in force. The vocabulary checks, which need model files
 (tokenizers, gguf), run in the web process on what it returns, so this module does not
-import them (but for `template_markers`, which is to leave `app.display`).
+import them.
 """
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ from typing import Any
 from app.analysis.content_format import detect_content_format
 from app.analysis.diagnostics import end_of_turn_marker, template_diagnostics
 from app.analysis.prefix import answered_requests, compare_requests, user_turn_requests
-from app.display.prompt import template_markers
 from app.render.core import RenderRequest
 from app.render.engines import get_engine
 from app.render.engines.transformers.chat import render_chat
 from app.render.limits import RenderLimits, check_template_size
 from app.render.problems import TemplateProblem
+from app.text import template_markers
 
 #: The engine whose capabilities the view reports: llama-server's `chat_template_caps`
 #: are the capabilities a server states (README, `POST /api/analyze`).

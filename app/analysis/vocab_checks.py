@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from app.analysis.diagnostics import Diagnostic, line_of
-from app.display.prompt import template_markers
 from app.sources.source import Source
+from app.text import template_markers
 
 #: The special tokens at which generation stops (llama.cpp's end-of-generation set).
 END_OF_GENERATION = ("eos_token", "eot_token", "eom_token")

@@ -8,14 +8,13 @@ joined in order, are the prompt again.
 
 from __future__ import annotations
 
-import gc
 import re
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Sequence
 from functools import lru_cache, partial
 from itertools import accumulate, compress
 from typing import NamedTuple
 
+from app.text import gc_paused, template_markers
 from app.tokens.vocab import Token
 
 #: Segment kinds besides "text" and "special", by the whitespace character they repeat.
@@ -42,22 +41,6 @@ _BUILTIN_MARKERS = (
     # Llama 2's system block.
     r"<</?SYS>>",
 )
-
-# Marker-looking strings in a template's own literal text. Looser than the built-in shapes
-# (any tag-like name), because a string the template itself writes is structure, not content;
-# still no spaces or attributes, and bracketed names need an upper-case letter, so that
-# template prose such as "[optional]" is not taken for a marker.
-_TEMPLATE_MARKER = re.compile(
-    r"<\|[^\s|<>]{1,48}\|>"
-    r"|<｜[^\s｜<>]{1,48}｜>"
-    r"|<</?[A-Za-z]{1,16}>>"
-    r"|</?[A-Za-z][\w.:-]{0,47}>"
-    r"|\[/?(?=[\w-]{0,47}[A-Z])[A-Za-z][\w-]{0,47}\]"
-)
-# Jinja tags; the text between them is the template's literal output.
-_JINJA_TAG = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}", re.DOTALL)
-# String literals inside tags: markers are often written as `{{ '<|im_start|>' + role }}`.
-_STRING_LITERAL = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"", re.DOTALL)
 
 
 class Segment(NamedTuple):
@@ -89,19 +72,6 @@ class TokenSpan(NamedTuple):
     colour: int
 
 
-def template_markers(template: str) -> list[str]:
-    """Marker-looking strings the template writes: in its literal text or string literals."""
-    found: set[str] = set()
-    pos = 0
-    for tag in _JINJA_TAG.finditer(template):
-        found.update(_TEMPLATE_MARKER.findall(template, pos, tag.start()))
-        for literal in _STRING_LITERAL.finditer(tag.group()):
-            found.update(_TEMPLATE_MARKER.findall(literal.group()[1:-1]))
-        pos = tag.end()
-    found.update(_TEMPLATE_MARKER.findall(template, pos))
-    return sorted(found)
-
-
 def _alternation(words: Iterable[str]) -> str:
     # Longest first, because the regex engine takes the first alternative that matches.
     return "|".join(re.escape(w) for w in sorted(set(words), key=lambda w: (-len(w), w)))
@@ -120,23 +90,6 @@ def _pattern(specials: tuple[str, ...], markers: tuple[str, ...]) -> re.Pattern[
 
 # `Segment._make` is a Python function; `tuple.__new__` builds the named tuple in C.
 _new_segment = partial(tuple.__new__, Segment)
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Hold off the cyclic GC while building many small objects (also a decorator).
-
-    Each collection would walk the growing result again, which costs ~40% of the time for
-    a long prompt (~60% for the diff views of a long one); what is built here and in
-    `app.analysis.diff` forms no reference cycle.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def segment_prompt(

@@ -5,8 +5,11 @@ from __future__ import annotations
 import traceback
 from dataclasses import asdict, dataclass
 from types import TracebackType
+from typing import ClassVar
 
 from jinja2.exceptions import TemplateSyntaxError
+
+from app.errors import ApiError
 
 #: Jinja compiles templates to Python code whose frames carry this file name and,
 #: after Jinja rewrites the traceback, the template's own line numbers.
@@ -14,7 +17,7 @@ TEMPLATE_FILENAME = "<template>"
 
 
 @dataclass
-class TemplateProblem(Exception):
+class TemplateProblem(ApiError):
     """A render that could not produce a prompt: answered as 422 by the API.
 
     Not frozen: Python sets `__traceback__` on exceptions as they propagate.
@@ -28,6 +31,9 @@ class TemplateProblem(Exception):
     message: str
     line: int | None = None
     limit: str | None = None
+
+    status: ClassVar[int] = 422
+    title: ClassVar[str] = "The template failed"
 
     def __str__(self) -> str:
         where = f" (line {self.line})" if self.line else ""

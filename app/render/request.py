@@ -6,28 +6,12 @@ The same body is accepted by `/api/render` and by every endpoint that renders
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from app.errors import RequestError
 from app.render.core import RenderRequest
 from app.render.engines import ENGINES
-
-
-@dataclass
-class RequestError(Exception):
-    """A request the API cannot read: answered as 400 with the offending field."""
-
-    field: str | None
-    message: str
-
-    def __str__(self) -> str:
-        return self.message
-
-    def to_json(self) -> dict:
-        """The `error` object of the API."""
-        return {"type": "BadRequest", "message": self.message, "field": self.field}
-
 
 #: How a JSON type is named in error messages.
 _JSON_NAMES = {dict: "an object", list: "a list", str: "a string", bool: "a boolean"}

@@ -11,9 +11,9 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
-from app.render.request import RequestError
+from app.errors import ApiError, RequestError
 
 #: A share id: the first 24 hex characters of a SHA-256 (96 bits, so collisions need
 #: around 2**48 shares; a link stays short enough to paste).
@@ -21,14 +21,25 @@ SHARE_ID = re.compile(r"[0-9a-f]{24}")
 
 
 @dataclass
-class ShareTooLarge(Exception):
+class ShareTooLarge(ApiError):
     """A state whose canonical JSON is over the share size cap (answered as 413)."""
 
     size_bytes: int
     max_bytes: int
 
+    status: ClassVar[int] = 413
+    title: ClassVar[str] = "Too large to share"
+
     def __str__(self) -> str:
         return f"The shared state is {self.size_bytes:,} bytes; the limit is {self.max_bytes:,}."
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "type": "PayloadTooLarge",
+            "message": str(self),
+            "max_bytes": self.max_bytes,
+            "size_bytes": self.size_bytes,
+        }
 
 
 def canonical_json(state: dict[str, Any]) -> str:

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from gguf.constants import GGUF_MAGIC, GGUFValueType
+
+from app.errors import ApiError
 
 #: The magic as it appears on disk; gguf-py stores it as a little-endian u32.
 MAGIC = GGUF_MAGIC.to_bytes(4, "little")
@@ -75,12 +77,29 @@ class GGUFError(Exception):
         return (type(self), (self.offset, self.message, self.limit))
 
 
-@dataclass(frozen=True)
-class IncompleteHeader:
-    """The prefix ends inside the KV section; `need_bytes` is a lower bound on the prefix."""
+@dataclass
+class IncompleteHeader(ApiError):
+    """The prefix ends inside the KV section; `need_bytes` is a lower bound on the prefix.
+
+    A value `read_header` returns, not raises (the caller reads more and tries again); the
+    API answers it as 409, asking for `need_bytes`. Not frozen, so that it can be raised.
+    """
 
     need_bytes: int
     message: str
+
+    status: ClassVar[int] = 409
+    title: ClassVar[str] = "Send more of the file"
+
+    def __str__(self) -> str:
+        return self.message
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Exceptions pickle their `args`, which a dataclass leaves empty.
+        return (type(self), (self.need_bytes, self.message))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": "IncompleteHeader", "message": self.message, "need_bytes": self.need_bytes}
 
 
 @dataclass(frozen=True)

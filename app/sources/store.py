@@ -17,9 +17,10 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Protocol
+from typing import Any, ClassVar, Protocol
 
 from app.budget import OverLimit
+from app.errors import ApiError
 from app.sources.gguf import IncompleteHeader
 from app.sources.hf import canonical_files
 from app.sources.service import SourceFailed, SourceWorkers
@@ -45,24 +46,42 @@ MEMORY_CHARS = 16 << 20
 
 
 @dataclass
-class SourceRefused(Exception):
-    """Bytes that are not a source (`refused.type`: GGUFError or HFFileError)."""
+class SourceRefused(ApiError):
+    """Bytes that are not a source (`refused.type`: GGUFError or HFFileError), answered as
+    422 naming what is wrong: the offset in a GGUF header, or the Hugging Face file."""
 
     refused: Refused
+
+    status: ClassVar[int] = 422
+    title: ClassVar[str] = "Not a source"
 
     def __str__(self) -> str:
         return self.refused.message
 
+    def to_json(self) -> dict[str, Any]:
+        refused = self.refused
+        if refused.type == "GGUFError":
+            fields = {"offset": refused.offset, "limit": refused.limit}
+        else:
+            fields = {"file": refused.file}
+        return {"type": refused.type, "message": refused.message, **fields}
+
 
 @dataclass
-class TokenizerUnavailable(Exception):
-    """The source has no vocabulary reproduced exactly, or its tokenizer failed."""
+class TokenizerUnavailable(ApiError):
+    """The source has no vocabulary reproduced exactly, or its tokenizer failed (422)."""
 
     message: str
     limit: str | None = None
 
+    status: ClassVar[int] = 422
+    title: ClassVar[str] = "No tokenizer"
+
     def __str__(self) -> str:
         return self.message
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": "TokenizerUnavailable", "message": self.message, "limit": self.limit}
 
 
 @dataclass(frozen=True)

@@ -61,6 +61,7 @@ CHEAP_ENDPOINTS = frozenset(
     {
         "static",
         "api.healthz",
+        "api.engines",
         "metrics.metrics",
         "library.list_entries",
         "library.show_entry",

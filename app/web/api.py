@@ -6,9 +6,10 @@ import time
 
 from flask import Blueprint, current_app, request
 
+from app.errors import RequestError
 from app.render.engines import engine_list
 from app.render.pool import SandboxPool
-from app.render.request import RequestError, parse_render_request
+from app.render.request import parse_render_request
 from app.untrusted_json import JSONRefused, loads
 
 blueprint = Blueprint("api", __name__)

@@ -1,6 +1,9 @@
 """One place that turns every failure into an error with the right status.
 
-API clients get the `{"error": {...}}` JSON; a person browsing gets a small HTML page.
+Every error of our own is an `app.errors.ApiError`, which carries its status and its JSON
+body; one handler answers them all. The web framework's own errors (404, 405, 415, a
+body over the cap) and the unexpected get the same `{"error": {...}}` shape. API
+clients get the JSON; a person browsing gets a small HTML page.
 """
 
 from __future__ import annotations
@@ -8,14 +11,7 @@ from __future__ import annotations
 from flask import Flask, render_template, request
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
-from app.budget import OverLimit
-from app.render.problems import TemplateProblem
-from app.render.request import RequestError
-
-
-def error_body(kind: str, message: str, **fields: object) -> dict:
-    """The `{"error": {...}}` shape shared by every endpoint."""
-    return {"error": {"type": kind, "message": message, **fields}}
+from app.errors import ApiError, PlainError
 
 
 def wants_html() -> bool:
@@ -49,28 +45,24 @@ def discard_body() -> None:
 def register(app: Flask) -> None:
     """Install the handlers on `app`."""
 
-    @app.errorhandler(TemplateProblem)
-    def template_problem(problem: TemplateProblem) -> tuple[dict, int]:
-        return {"error": problem.to_json()}, 422
-
-    @app.errorhandler(OverLimit)
-    def over_limit(error: OverLimit) -> tuple[dict | str, int, dict[str, str]]:
+    @app.errorhandler(ApiError)
+    def api_error(error: ApiError) -> tuple[dict | str, int, dict[str, str]]:
+        # Refused before the view read the body (admission, a write limit), the client is
+        # still sending: read it, so that it sees this answer (a no-op once it is read).
         discard_body()
+        headers = dict(error.headers)
         if wants_html():
-            page = render_template("error.html", title="Over a limit", message=error.message)
-            return page, error.status, error.headers
-        return {"error": error.to_json()}, error.status, error.headers
-
-    @app.errorhandler(RequestError)
-    def bad_request(error: RequestError) -> tuple[dict, int]:
-        return {"error": error.to_json()}, 400
+            message = error.to_json()["message"]
+            page = render_template("error.html", title=error.title, message=message)
+            return page, error.status, headers
+        return error.answer(), error.status, headers
 
     @app.errorhandler(413)
     def too_large(_: HTTPException) -> tuple[dict, int]:
         # Uploads have their own, larger cap: the one in force for this request.
         limit = request.max_content_length or app.config["MAX_CONTENT_LENGTH"]
         message = f"The request body is larger than the limit of {limit:,} bytes."
-        return error_body("PayloadTooLarge", message, max_bytes=limit), 413
+        return PlainError("PayloadTooLarge", message, 413, {"max_bytes": limit}).answer(), 413
 
     @app.errorhandler(HTTPException)
     def http_error(error: HTTPException) -> tuple[dict | str, int]:
@@ -79,9 +71,9 @@ def register(app: Flask) -> None:
             return render_template(
                 "error.html", title=error.name, message=message
             ), error.code or 500
-        return error_body(type(error).__name__, message), error.code or 500
+        return PlainError(type(error).__name__, message).answer(), error.code or 500
 
     @app.errorhandler(Exception)
     def unexpected(error: Exception) -> tuple[dict, int]:
         app.logger.exception("Unhandled error")
-        return error_body("InternalError", "Something went wrong on our side."), 500
+        return PlainError("InternalError", "Something went wrong on our side.").answer(), 500

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from flask import Blueprint, current_app
 
+from app.errors import NotFound
 from app.sources.library import Library
-from app.web.errors import error_body
 
 blueprint = Blueprint("library", __name__)
 
@@ -26,5 +26,5 @@ def show_entry(name: str) -> tuple[dict, int]:
     """One entry with its template text."""
     entry = library().entry(name)
     if entry is None:
-        return error_body("NotFound", f"No library template named {name!r}."), 404
+        raise NotFound(f"No library template named {name!r}.")
     return {**entry.to_json(), "template": library().template(name)}, 200

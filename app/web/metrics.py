@@ -1,10 +1,10 @@
-"""`GET /metrics`: Prometheus' text format (see app/observability.py)."""
+"""`GET /metrics`: Prometheus' text format (see app/web/observability.py)."""
 
 from __future__ import annotations
 
 from flask import Blueprint, Response
 
-from app.observability import exposition
+from app.web.observability import exposition
 
 blueprint = Blueprint("metrics", __name__)
 

@@ -8,15 +8,14 @@ from __future__ import annotations
 from flask import Blueprint, Response, current_app, request
 
 from app.budget import OverLimit
-from app.render.request import RequestError
-from app.shares.state import ShareTooLarge, canonical_json, check_size
+from app.errors import NotFound, RequestError
+from app.shares.state import canonical_json, check_size
 from app.shares.state import share_id as content_id
 from app.shares.store import ShareStore
 from app.state import PlaygroundState
 from app.state.form import state_from_form
 from app.untrusted_json import JSONRefused
 from app.web.api import json_body, max_json_depth
-from app.web.errors import error_body
 
 blueprint = Blueprint("shares", __name__)
 
@@ -68,7 +67,7 @@ def share_form() -> tuple[dict, int]:
     state, problems = state_from_form(request.form, max_json_depth())
     if problems:
         field, message = next(iter(problems.items()))
-        return error_body("BadRequest", f"{field}: {message}", field=field), 400
+        raise RequestError(field, f"{field}: {message}")
     return store_share(state)
 
 
@@ -77,13 +76,7 @@ def store_share(state: PlaygroundState) -> tuple[dict, int]:
     endpoints."""
     document = state.pinned().to_json()
     canonical = canonical_json(document)
-    try:
-        check_size(canonical, share_max_bytes())
-    except ShareTooLarge as error:
-        body = error_body(
-            "PayloadTooLarge", str(error), max_bytes=error.max_bytes, size_bytes=error.size_bytes
-        )
-        return body, 413
+    check_size(canonical, share_max_bytes())  # ShareTooLarge: 413
     store = share_store()
     # Racing creators of the same new state may both get 201; either way the one stored
     # state is the same, so only the status differs.
@@ -97,7 +90,7 @@ def show_share(share_id: str) -> Response | tuple[dict, int]:
     """A share's state in its JSON form; 404 for an unknown or malformed id."""
     state = load_share(share_id)
     if state is None:
-        return error_body("NotFound", f"No share with id {share_id!r}."), 404
+        raise NotFound(f"No share with id {share_id!r}.")
     # Written here, not by Flask's JSON provider, which would sort the keys: their order
     # is part of the state.
     text = canonical_json(state.to_json())

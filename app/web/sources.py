@@ -8,13 +8,13 @@ from flask import Blueprint, current_app, request
 
 from app.budget import OverLimit
 from app.config import max_upload_bytes
-from app.render.request import RequestError
+from app.errors import NotFound, RequestError
 from app.sources.gguf import IncompleteHeader
 from app.sources.hf import is_utf8
-from app.sources.store import SourceRefused, SourceStore, TokenizerUnavailable
+from app.sources.store import SourceRefused, SourceStore
+from app.sources.worker import Refused
 from app.tokens.vocab import Token
 from app.web.api import json_body
-from app.web.errors import error_body
 
 blueprint = Blueprint("sources", __name__)
 
@@ -31,16 +31,13 @@ def _allow_uploads() -> None:
 
 @blueprint.post("/api/sources/gguf")
 def load_gguf() -> tuple[dict, int]:
-    """Parse the first bytes of a GGUF file: 200, or 409 asking for more bytes."""
+    """Parse the first bytes of a GGUF file: 200, or 409 asking for more bytes (422 for
+    bytes that are not GGUF: `SourceRefused`)."""
     _allow_uploads()
     name = request.args.get("name") or None
-    try:
-        loaded = source_store().load_gguf(request.get_data(), name)
-    except SourceRefused as error:
-        return _refused(error)
+    loaded = source_store().load_gguf(request.get_data(), name)
     if isinstance(loaded, IncompleteHeader):
-        body = error_body("IncompleteHeader", loaded.message, need_bytes=loaded.need_bytes)
-        return body, 409
+        raise loaded
     return loaded.to_json(), 200
 
 
@@ -61,23 +58,10 @@ def load_hf() -> tuple[dict, int]:
         last_parts.add(last)
         files[name] = upload.read()
         if not is_utf8(files[name]):
-            return error_body("HFFileError", f"{name}: not UTF-8 text", file=name), 422
+            raise SourceRefused(Refused("HFFileError", f"{name}: not UTF-8 text", file=name))
     if not files:
         raise RequestError("files", "Upload at least one file (multipart/form-data).")
-    try:
-        return source_store().load_hf(files).to_json(), 200
-    except SourceRefused as error:
-        return _refused(error)
-
-
-def _refused(error: SourceRefused) -> tuple[dict, int]:
-    """422 naming what is wrong: the offset in a GGUF header, or the Hugging Face file."""
-    refused = error.refused
-    if refused.type == "GGUFError":
-        fields = {"offset": refused.offset, "limit": refused.limit}
-    else:
-        fields = {"file": refused.file}
-    return error_body(refused.type, refused.message, **fields), 422
+    return source_store().load_hf(files).to_json(), 200
 
 
 @blueprint.get("/api/sources/<source_id>")
@@ -85,7 +69,7 @@ def show_source(source_id: str) -> tuple[dict, int]:
     """A loaded source, rebuilt from storage when this process has not seen it."""
     source = source_store().get(source_id)
     if source is None:
-        return error_body("NotFound", f"No source with id {source_id!r}."), 404
+        raise NotFound(f"No source with id {source_id!r}.")
     return source.to_json(), 200
 
 
@@ -111,11 +95,9 @@ def tokenize_text() -> tuple[dict, int]:
     offset, limit = _window(body)
     source = source_store().get(source_id)
     if source is None:
-        return error_body("NotFound", f"No source with id {source_id!r}."), 404
-    try:
-        [tokens] = source_store().tokenize(source, [text], offset=offset, limit=limit, **flags)
-    except TokenizerUnavailable as error:
-        return error_body("TokenizerUnavailable", error.message, limit=error.limit), 422
+        raise NotFound(f"No source with id {source_id!r}.")
+    # TokenizerUnavailable: 422.
+    [tokens] = source_store().tokenize(source, [text], offset=offset, limit=limit, **flags)
     answer = {"tokens": [_token_json(t) for t in tokens.tokens], "count": tokens.total}
     if offset + len(tokens.tokens) < tokens.total:
         answer["next_offset"] = offset + len(tokens.tokens)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import pytest
 from playwright import sync_api
 
-from tests.conftest import LiveServer, start_gunicorn
+from tests.support.server import Server, start_gunicorn
 
 Browser = sync_api.Browser
 BrowserContext = sync_api.BrowserContext
@@ -48,12 +48,11 @@ def chromium_path() -> str:
 
 
 @pytest.fixture(scope="session")
-def browser_server() -> Iterator[LiveServer]:
+def browser_server() -> Iterator[Server]:
     """The playground under gunicorn, as `./playground serve` runs it (one worker)."""
     server = start_gunicorn({"PLAYGROUND_WORKERS": "1", "PLAYGROUND_THREADS": "4"})
     yield server
-    server.process.terminate()
-    server.process.wait(timeout=30)
+    server.close()
 
 
 @pytest.fixture(scope="session")
@@ -92,7 +91,7 @@ def page_errors() -> PageErrors:
 
 @pytest.fixture()
 def new_page(
-    browser: Browser, browser_server: LiveServer, page_errors: PageErrors
+    browser: Browser, browser_server: Server, page_errors: PageErrors
 ) -> Iterator[Callable[[], Page]]:
     """Open a page in a new browser context (fresh storage), watched for errors."""
     contexts: list[BrowserContext] = []

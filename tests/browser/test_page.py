@@ -12,7 +12,7 @@ import pytest
 from playwright.sync_api import Page, Request, expect
 
 from tests.browser.conftest import PageErrors
-from tests.shared_data import VOCAB_DIR
+from tests.support.shared_data import VOCAB_DIR, needs_shared
 
 pytestmark = pytest.mark.browser
 
@@ -163,6 +163,7 @@ def test_message_editor_keeps_the_json_in_sync(page: Page) -> None:
     expect(page.locator("#prompt-raw")).to_have_value(contains("<|im_start|>tool\n42<|im_end|>"))
 
 
+@needs_shared
 def test_gguf_upload_sends_only_the_header_prefix(
     page: Page, tmp_path: Path, page_errors: PageErrors
 ) -> None:
@@ -201,6 +202,7 @@ def test_gguf_upload_sends_only_the_header_prefix(
     assert page_errors.unexpected() == []
 
 
+@needs_shared
 def test_small_gguf_goes_in_one_request(page: Page) -> None:
     uploads = watch_requests(page, "/api/sources/gguf")
     upload_gguf(page, LLAMA_VOCAB)
@@ -225,6 +227,7 @@ def long_header_gguf(path: Path, header_padding: int, tensor_bytes: int) -> None
         file.write(bytes(tensor_bytes))
 
 
+@needs_shared
 def test_gguf_upload_grows_on_409(page: Page, tmp_path: Path, page_errors: PageErrors) -> None:
     """A header longer than the first prefix: the server answers 409 and the page sends
     at least what it asks for (twice as much), still not the whole file."""
@@ -324,6 +327,7 @@ def test_share_link_reopens_the_same_state(page: Page, new_page: Callable[[], Pa
     expect(share).to_have_value(url)
 
 
+@needs_shared
 def test_user_input_is_never_markup(page: Page) -> None:
     response = page.request.get("/")
     csp = response.headers["content-security-policy"]

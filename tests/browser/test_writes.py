@@ -13,7 +13,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.browser.conftest import PageErrors
-from tests.conftest import LiveServer
+from tests.support.server import Server
 
 pytestmark = pytest.mark.browser
 
@@ -70,7 +70,7 @@ def other_site(new_page: Callable[[], Page], page_errors: PageErrors) -> Iterato
     server.server_close()
 
 
-def test_another_sites_fetch_stores_no_share(other_site: Page, browser_server: LiveServer) -> None:
+def test_another_sites_fetch_stores_no_share(other_site: Page, browser_server: Server) -> None:
     state = unique_state()
     target = browser_server.url + "/api/shares"
     # A "simple" request: text/plain, no preflight; the browser adds Origin and Sec-Fetch-Site.
@@ -85,7 +85,7 @@ def test_another_sites_fetch_stores_no_share(other_site: Page, browser_server: L
     assert status == 201, "the cross-site request stored the share"
 
 
-def test_another_sites_form_cannot_share(other_site: Page, browser_server: LiveServer) -> None:
+def test_another_sites_form_cannot_share(other_site: Page, browser_server: Server) -> None:
     state = unique_state()
     target = browser_server.url + "/fragments/share"
     script = """([url, template, messages]) => {

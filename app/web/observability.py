@@ -5,8 +5,8 @@ gunicorn.conf.py points `PROMETHEUS_MULTIPROC_DIR` at a folder where each worker
 its values, and `/metrics` adds them up; without that variable (tests, `flask run`) the
 process's own registry is shown.
 
-Only web processes import this module (`create_app` does, lazily): the sandbox workers,
-which import the `app` package too, never load prometheus_client or write metric files.
+Only web processes import this module (`app.web.factory.create_app` does, lazily): the
+sandbox workers never load prometheus_client or write metric files.
 """
 
 from __future__ import annotations

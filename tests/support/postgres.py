@@ -21,7 +21,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from tests.conftest import free_port
+from tests.support.server import free_port
 
 #: The system user that owns the server when the tests run as root (initdb refuses root).
 #: Debian's postgresql package creates it.

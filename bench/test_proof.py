@@ -3,8 +3,9 @@ fuzzing, kill -9.
 
 The full runs are `bench/load.py`, `bench/fuzz_gguf.py`, `bench/fuzz_hf.py` and
 `bench/durability.py`; these use the same code with fewer clients, cases and writes
-(about 40 s in all). Like the rest of the suite, they need the shared folder
-(`../shared`) beside the checkout.
+(about 40 s in all). They live beside the benches they test, so that the tests under
+`tests/` never import a bench (both import what they share from `tests.support`). Those
+that read GGUF vocabularies or templates skip without the shared folder (`../shared`).
 """
 
 from __future__ import annotations
@@ -20,10 +21,12 @@ import sys
 
 import pytest
 
-from app import create_app
+from app.web.factory import create_app
 from bench import _fuzz, _hf_seeds, attack, durability, fuzz_gguf, fuzz_hf, load
-from bench._server import ROOT, Server
-from tests.conftest import UNLIMITED_WRITES
+from bench._server import Server
+from tests.support import REPO as ROOT
+from tests.support import UNLIMITED_WRITES
+from tests.support.shared_data import needs_shared
 
 
 @pytest.fixture()
@@ -53,6 +56,7 @@ def _close(server: Server) -> None:
 # --------------------------------------------------------------------------- load
 
 
+@needs_shared
 def test_load_with_hostile_clients_has_no_errors():
     server = _server(WORKERS="2", THREADS="4", CPU_SECONDS="1")
     try:
@@ -76,6 +80,7 @@ def test_load_with_hostile_clients_has_no_errors():
         _close(server)
 
 
+@needs_shared
 def test_attackers_cycling_through_every_finding_leave_normal_clients_unharmed(tmp_path):
     server = Server(attack.server_env(workers=2, threads=4, clients=8 + 6))
     try:
@@ -98,6 +103,7 @@ def test_attackers_cycling_through_every_finding_leave_normal_clients_unharmed(t
 # --------------------------------------------------------------------------- fuzz
 
 
+@needs_shared
 def test_fuzzed_gguf_headers_in_process(fuzz_app):
     result = fuzz_gguf.fuzzer().in_process(fuzz_app.test_client(), 500)
     _fuzz.report(result, None, 0)
@@ -108,6 +114,7 @@ def test_fuzzed_gguf_headers_in_process(fuzz_app):
     assert result.tokenize[200] > 0
 
 
+@needs_shared
 def test_fuzzed_gguf_headers_through_gunicorn():
     server = _server(WORKERS="2", THREADS="2", HEAVY_SLOTS="2")
     try:
@@ -122,6 +129,7 @@ def test_fuzzed_gguf_headers_through_gunicorn():
         _close(server)
 
 
+@needs_shared
 def test_fuzz_cases_are_reproducible():
     assert fuzz_gguf.mutate(1234) == fuzz_gguf.mutate(1234)
     assert fuzz_gguf.mutate(1234) != fuzz_gguf.mutate(1235)
@@ -129,6 +137,7 @@ def test_fuzz_cases_are_reproducible():
 
 # Found by bench/fuzz_gguf.py (cases 3213 and 8616 of seed 0): a WordPiece vocabulary
 # whose unknown token is typed NORMAL loaded as supported, then tokenizing answered 500.
+@needs_shared
 def test_wordpiece_vocabulary_with_a_normal_unknown_token_is_not_a_500(fuzz_app):
     shrunk = f"ggml-vocab-bert-bge.gguf[:{fuzz_gguf.SHRUNK_ITEMS}]"
     data = bytearray(next(s for s in fuzz_gguf.load_seeds() if s.name == shrunk).data)
@@ -242,6 +251,7 @@ def test_hf_fuzz_cases_are_reproducible():
 # --------------------------------------------------------------------------- durability
 
 
+@needs_shared
 def test_acknowledged_shares_survive_kill_9_of_the_whole_server():
     result = durability.run_durability(writes=300, clients=4, kill_fraction=0.5)
     durability.report(result)

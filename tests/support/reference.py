@@ -21,7 +21,7 @@ import tokenizers.models
 from transformers import PreTrainedTokenizerFast
 from transformers.utils import chat_template_utils
 
-from tests.corpus import PINNED_NOW
+from tests.support.corpus import PINNED_NOW
 
 #: What a reference render gives: ("ok", prompt) or ("error", type name, message).
 Outcome = tuple[str, str] | tuple[str, str, str]
@@ -68,7 +68,7 @@ def error_message(error: BaseException) -> str:
 
 
 def reference_render(case: dict[str, Any], template: str) -> Outcome:
-    """Render a corpus case (see `tests.corpus`) through `template` with transformers."""
+    """Render a corpus case (see `tests.support.corpus`) through `template` with transformers."""
     case = copy.deepcopy(case)
     tokenizer = reference_tokenizer(case.get("special_tokens") or {})
     try:

@@ -1,0 +1,106 @@
+"""Layers run one way: the core never imports the web, and workers never load Flask.
+
+Read from the source with `ast` (no import needed), plus fresh interpreters for what a
+worker process actually loads when it imports its modules.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+APP = REPO / "app"
+
+#: Third-party packages that belong to the web process only.
+WEB_ONLY = ("flask", "werkzeug", "prometheus_client", "gunicorn")
+#: Native libraries a sandbox (template) worker has no use for.
+SOURCE_ONLY = ("tokenizers", "gguf")
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(REPO).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path) -> Iterator[str]:
+    """Every module `path` imports, anywhere in the file (lazy imports included)."""
+    package = _module_name(path) if path.name == "__init__.py" else _module_name(path.parent)
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:  # relative: resolve against the importing package
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            yield base
+            # `from app import observability` imports the module app.observability.
+            yield from (f"{base}.{alias.name}" for alias in node.names)
+
+
+def _modules(folder: Path) -> list[Path]:
+    return sorted(folder.rglob("*.py"))
+
+
+def _offences(paths: list[Path], forbidden: tuple[str, ...]) -> list[str]:
+    return [
+        f"{path.relative_to(REPO)} imports {name}"
+        for path in paths
+        for name in sorted(set(_imports(path)))
+        if any(name == f or name.startswith(f + ".") for f in forbidden)
+    ]
+
+
+def _below_web() -> list[Path]:
+    return [path for path in _modules(APP) if APP / "web" not in path.parents]
+
+
+def test_nothing_below_web_imports_flask_or_the_web_layer() -> None:
+    assert _below_web(), "no modules found"
+    assert _offences(_below_web(), (*WEB_ONLY, "app.web")) == []
+
+
+def test_analysis_does_not_import_display() -> None:
+    assert _offences(_modules(APP / "analysis"), ("app.display", "app.shares")) == []
+
+
+def test_the_core_does_not_import_display_or_shares() -> None:
+    core = [APP / name for name in ("pool", "render", "sources", "tokens", "storage")]
+    paths = [path for folder in core for path in _modules(folder)]
+    assert _offences(paths, ("app.display", "app.shares")) == []
+
+
+def test_render_does_not_import_analysis() -> None:
+    assert _offences(_modules(APP / "render"), ("app.analysis",)) == []
+
+
+def _loaded_after_import(module: str) -> set[str]:
+    """Top-level packages in sys.modules after importing `module` in a fresh interpreter."""
+    script = f"import sys, {module}; print(' '.join(sorted(sys.modules)))"
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=REPO, capture_output=True, text=True, check=True, timeout=60,
+    )  # fmt: skip
+    return {name.partition(".")[0] for name in done.stdout.split()}
+
+
+@pytest.mark.parametrize("module", ["app", "app.pool", "app.render.pool"])
+def test_a_sandbox_worker_loads_no_web_and_no_source_libraries(module: str) -> None:
+    loaded = _loaded_after_import(module)
+    assert loaded.isdisjoint(WEB_ONLY + SOURCE_ONLY), sorted(loaded & {*WEB_ONLY, *SOURCE_ONLY})
+
+
+def test_a_source_worker_loads_no_web_libraries() -> None:
+    loaded = _loaded_after_import("app.sources.worker")
+    assert loaded.isdisjoint(WEB_ONLY), sorted(loaded & set(WEB_ONLY))
+    assert "tokenizers" in loaded, "the probe no longer sees what the source worker loads"
+
+
+def test_the_probe_sees_flask_where_it_is_loaded() -> None:
+    assert {"flask", "prometheus_client"} <= _loaded_after_import("app.web.observability")
