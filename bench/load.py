@@ -117,8 +117,8 @@ class Workload:
 
 def build_workload(server: Server) -> Workload:
     """Upload the vocabulary, and prepare every body with its expected answer."""
+    from app.problems import TemplateProblem
     from app.render.engines.transformers.chat import render_chat
-    from app.render.problems import TemplateProblem
     from app.sources.gguf import IncompleteHeader, read_header
     from app.tokens.vocab import VocabTokenizer, tokenize
     from tests.support.corpus import case_body, case_request, load_conversations

@@ -39,9 +39,9 @@ from typing import Any
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
 from app.config import load_settings
+from app.problems import TemplateProblem
 from app.render.core import RenderRequest
 from app.render.engines.transformers.chat import render_chat
-from app.render.problems import TemplateProblem
 from bench._server import Server, visitor_address
 from tests.support.corpus import case_body, case_request, load_conversations
 from tests.support.reference import pinned_transformers_clock, reference_tokenizer

@@ -24,8 +24,8 @@ sys.path.insert(0, str(REPO))
 
 from playwright.sync_api import expect, sync_playwright  # noqa: E402
 
-from tests.conftest import start_gunicorn  # noqa: E402
-from tests.shared_data import VOCAB_DIR  # noqa: E402
+from tests.support.server import start_gunicorn  # noqa: E402
+from tests.support.shared_data import VOCAB_DIR  # noqa: E402
 
 VOCAB = VOCAB_DIR / "ggml-vocab-llama-spm.gguf"
 OUTPUT = REPO / "docs" / "screenshot.png"

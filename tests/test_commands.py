@@ -24,10 +24,10 @@ from app.analysis.commands import (
     build_commands,
     llama_server_file_command,
 )
+from app.problems import TemplateProblem
 from app.render.core import RenderRequest
 from app.render.engines.llamacpp.builtins import BUILTINS, apply_builtin, equivalent_builtin
 from app.render.engines.transformers.chat import render_chat
-from app.render.problems import TemplateProblem
 from tests.support.reference import reference_tokenizer
 
 REPO = Path(__file__).resolve().parents[1]

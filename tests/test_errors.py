@@ -11,7 +11,7 @@ import pytest
 
 from app.budget import OverLimit
 from app.errors import ApiError, NotFound, PlainError, RequestError
-from app.render.problems import TemplateProblem
+from app.problems import TemplateProblem
 from app.shares.state import ShareTooLarge
 from app.sources.gguf import IncompleteHeader
 from app.sources.store import SourceRefused, TokenizerUnavailable

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from app.pool import WorkerPool
-from app.render.problems import TemplateProblem
+from app.problems import TemplateProblem
 from app.untrusted_json import JSONRefused, loads, nesting_depth
 
 HELLO = [{"role": "user", "content": "Hello!"}]

@@ -7,6 +7,7 @@ worker process actually loads when it imports its modules.
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -76,6 +77,39 @@ def test_the_core_does_not_import_display_or_shares() -> None:
     assert _offences(paths, ("app.display", "app.shares")) == []
 
 
+def _package_graph() -> dict[str, set[str]]:
+    """Which top-level parts of `app` (packages and modules) each one imports."""
+    graph: dict[str, set[str]] = {}
+    for path in _modules(APP):
+        part = path.relative_to(APP).parts[0].removesuffix(".py")
+        if part == "__init__":
+            continue  # the package root: a docstring (see the import tests below)
+        used = graph.setdefault(part, set())
+        for name in _imports(path):
+            pieces = name.split(".")
+            if pieces[0] == "app" and len(pieces) > 1 and pieces[1] != part:
+                used.add(pieces[1])
+    return graph
+
+
+def _readme_layers() -> dict[str, int]:
+    """The line of the README's Layout picture on which each part of `app` is named."""
+    layout = (REPO / "README.md").read_text().split("## Layout", 1)[1]
+    picture = layout.split("```", 2)[1]
+    lines: dict[str, int] = {}
+    for number, line in enumerate(picture.splitlines()):
+        for name in re.findall(r"\bapp/(\w+)", line):
+            lines.setdefault(name, number)
+    return lines
+
+
+def test_each_part_of_app_imports_only_parts_below_it_in_the_readme() -> None:
+    graph, lines = _package_graph(), _readme_layers()
+    assert graph.keys() <= lines.keys(), f"not in the Layout picture: {graph.keys() - lines.keys()}"
+    upward = [f"{a} -> {b}" for a, used in graph.items() for b in used if lines[b] <= lines[a]]
+    assert upward == []
+
+
 def test_render_does_not_import_analysis() -> None:
     assert _offences(_modules(APP / "render"), ("app.analysis",)) == []
 
@@ -104,3 +138,31 @@ def test_a_source_worker_loads_no_web_libraries() -> None:
 
 def test_the_probe_sees_flask_where_it_is_loaded() -> None:
     assert {"flask", "prometheus_client"} <= _loaded_after_import("app.web.observability")
+
+
+#: A running application whose source workers have started, then asked what its sandbox
+#: workers hold. Both kinds of worker fork from multiprocessing's one forkserver, so what
+#: one pool preloads there, the other's workers would carry too.
+RUNNING_APP = """
+import io, json, sys, tempfile
+from app.web.factory import create_app
+from tests.support.modules import loaded_packages
+app = create_app({"TESTING": True, "DATA_DIR": tempfile.mkdtemp()})
+config = {"chat_template": "{{ messages[0].content }}", "bos_token": "<s>"}
+files = {"f": (io.BytesIO(json.dumps(config).encode()), "tokenizer_config.json")}
+answer = app.test_client().post("/api/sources/hf", data=files)
+assert answer.status_code == 200, answer.get_data()
+print(" ".join(app.extensions["sandbox_pool"].run(loaded_packages)))
+app.extensions["sandbox_pool"].close()
+app.extensions["source_workers"].close()
+"""
+
+
+def test_sandbox_workers_of_a_running_app_load_no_source_libraries() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", RUNNING_APP],
+        cwd=REPO, capture_output=True, text=True, check=True, timeout=120,
+    )  # fmt: skip
+    loaded = set(done.stdout.split())
+    assert "jinja2" in loaded, "the probe no longer sees what the sandbox worker loads"
+    assert loaded.isdisjoint(WEB_ONLY + SOURCE_ONLY), sorted(loaded & {*WEB_ONLY, *SOURCE_ONLY})

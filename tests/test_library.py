@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from app.problems import TemplateProblem
 from app.render.engines.transformers.chat import render_chat
-from app.render.problems import TemplateProblem
 from app.sources.library import Library
 from tests.support import REPO
 from tests.support.corpus import case_request, load_conversations

@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
+from app.problems import TemplateProblem
 from app.render.core import RenderRequest
 from app.render.engines.llamacpp.render import KNOWN_DIFFERENCES, LlamaCppRendered, render_llamacpp
-from app.render.problems import TemplateProblem
 from tests.support.shared_data import LLAMA_SERVER_RENDERS, TEMPLATES_DIR, require_shared
 
 require_shared()

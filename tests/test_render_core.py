@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
+from app.problems import TemplateProblem
 from app.render.core import RenderRequest
 from app.render.engines.transformers.chat import render_chat
-from app.render.problems import TemplateProblem
 from tests.support.corpus import DEFAULT_SPECIAL_TOKENS, PINNED_NOW, case_request, our_outcome
 from tests.support.reference import Outcome, reference_generation_spans, reference_render
 

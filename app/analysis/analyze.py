@@ -17,9 +17,9 @@ from typing import Any
 from app.analysis.diagnostics import Diagnostic
 from app.analysis.probes import probe_template
 from app.analysis.vocab_checks import TokenIds, vocabulary_diagnostics
+from app.problems import TemplateProblem
 from app.render.core import RenderRequest
 from app.render.pool import SandboxPool
-from app.render.problems import TemplateProblem
 from app.sources.source import Source
 from app.text import common_prefix_length
 

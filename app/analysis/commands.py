@@ -289,10 +289,10 @@ def template_facts(
     sandbox worker)."""
     # Imported here: the renderer is only needed where this runs, in the worker.
     from app.analysis.content_format import detect_content_format
+    from app.problems import TemplateProblem
     from app.render.core import RenderRequest
     from app.render.engines.llamacpp.builtins import equivalent_builtin
     from app.render.engines.transformers.chat import render_chat
-    from app.render.problems import TemplateProblem
 
     check_template_size(template, limits)
 

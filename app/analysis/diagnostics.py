@@ -14,8 +14,8 @@ from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from typing import Any
 
+from app.problems import TemplateProblem
 from app.render.core import RenderRequest
-from app.render.problems import TemplateProblem
 from app.text import common_prefix_length
 
 Render = Callable[[RenderRequest], str]

@@ -15,11 +15,11 @@ from typing import Any
 from app.analysis.content_format import detect_content_format
 from app.analysis.diagnostics import end_of_turn_marker, template_diagnostics
 from app.analysis.prefix import answered_requests, compare_requests, user_turn_requests
+from app.problems import TemplateProblem
 from app.render.core import RenderRequest
 from app.render.engines import get_engine
 from app.render.engines.transformers.chat import render_chat
 from app.render.limits import RenderLimits, check_template_size
-from app.render.problems import TemplateProblem
 from app.text import template_markers
 
 #: The engine whose capabilities the view reports: llama-server's `chat_template_caps`

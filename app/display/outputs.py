@@ -16,9 +16,9 @@ from app.analysis.commands import build_commands, llama_server_file_command, tem
 from app.analysis.diff import char_opcodes, diff_stats, side_by_side, token_opcodes, unified
 from app.display.prompt import Segment, TokenSpan, segment_prompt, token_spans
 from app.errors import RequestError
+from app.problems import TemplateProblem
 from app.render.core import Rendered, RenderRequest
 from app.render.pool import SandboxPool
-from app.render.problems import TemplateProblem
 from app.sources.source import Source
 from app.sources.store import SourceStore, TokenizerUnavailable, Tokens
 from app.state import PlaygroundState

@@ -35,7 +35,7 @@ from typing import Any, TypeVar
 from pebble import ProcessExpired, ProcessPool
 
 from app.pool.guard import CpuTimeExceeded, run_guarded, start_worker
-from app.render.problems import TemplateProblem, limit_exceeded
+from app.problems import TemplateProblem, limit_exceeded
 
 T = TypeVar("T")
 
@@ -49,7 +49,10 @@ WALL_CLOCK_FACTOR = 4
 STUCK_GRACE_SECONDS = 2.0
 
 #: Modules every worker process imports before it forks (pools add theirs): loaded once
-#: in multiprocessing's forkserver, a replaced worker starts in milliseconds.
+#: in multiprocessing's forkserver, a replaced worker starts in milliseconds. There is one
+#: forkserver per process, so what one pool preloads every other pool's workers carry:
+#: preload only what any worker may hold (the sandbox's Jinja), and load the rest in
+#: `warm_up`.
 _PRELOAD = {"app.pool.guard"}
 
 #: Classes outside the project that an answer may hold.

@@ -21,7 +21,7 @@ import resource
 import signal
 from typing import Any
 
-from app.render.problems import TemplateProblem, limit_exceeded, problem_from_exception
+from app.problems import TemplateProblem, limit_exceeded, problem_from_exception
 
 #: Scheduling priority of a worker: below the web process (nice 0), which parses
 #: requests and answers everyone else.

@@ -13,7 +13,7 @@ from typing import Any
 
 import jinja2
 
-from app.render.problems import limit_exceeded
+from app.problems import limit_exceeded
 
 
 def generate_bounded(

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, ClassVar
 
+from app.problems import TemplateProblem, problem_from_exception
 from app.render.limits import DEFAULT_LIMITS, RenderLimits, check_template_size
-from app.render.problems import TemplateProblem, problem_from_exception
 
 
 @dataclass(frozen=True)

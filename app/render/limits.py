@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.render.problems import limit_exceeded
+from app.problems import limit_exceeded
 
 
 @dataclass(frozen=True)

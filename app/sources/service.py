@@ -17,7 +17,7 @@ from typing import Any
 
 from app.budget import OverLimit
 from app.pool import WorkerPool
-from app.render.problems import TemplateProblem
+from app.problems import TemplateProblem
 from app.sources.limits import SourceLimits
 from app.sources.worker import Answer, NotHeld, Spooled, load_source, tokenize_texts
 
@@ -59,8 +59,9 @@ class SourceWorkers:
                     memory_bytes=memory_bytes,
                     workers=1,
                     noun="The source",
+                    # Loaded after the fork, not preloaded: every pool forks from the
+                    # one forkserver, and sandbox workers must not hold tokenizers or gguf.
                     warm_up="app.sources.worker:warm_up",
-                    preload=("app.sources.worker",),
                     on_cpu=on_cpu,
                 )
             )

@@ -11,7 +11,7 @@ from app.analysis.analyze import analyze
 from app.analysis.commands import build_commands, template_facts
 from app.analysis.diff import char_opcodes, token_opcodes
 from app.errors import RequestError
-from app.render.problems import TemplateProblem
+from app.problems import TemplateProblem
 from app.render.request import parse_render_request
 from app.sources.source import Source
 from app.sources.store import TokenizerUnavailable

@@ -32,8 +32,8 @@ from prometheus_client import (
 )
 
 from app.budget import OverLimit
+from app.problems import TemplateProblem
 from app.render.pool import SandboxPool
-from app.render.problems import TemplateProblem
 from app.sources.service import SourceWorkers
 
 T = TypeVar("T")

@@ -8,9 +8,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from app.problems import TemplateProblem
 from app.render.core import RenderRequest
 from app.render.engines.transformers.chat import render_chat
-from app.render.problems import TemplateProblem
 
 #: The clock `strftime_now` reads in every conformance render, ours and transformers'.
 PINNED_NOW = datetime(2026, 11, 29, 12, 0, 0)

@@ -28,6 +28,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
+from app.problems import TemplateProblem
 from app.render.core import Engine, Rendered, RenderRequest, render_with
 from app.render.engines.llamacpp.capabilities import detect_capabilities
 from app.render.engines.llamacpp.context import (
@@ -54,7 +55,6 @@ from app.render.engines.llamacpp.reasoning import (
 )
 from app.render.environment import template_hash
 from app.render.limits import DEFAULT_LIMITS, RenderLimits, check_template_size
-from app.render.problems import TemplateProblem
 
 #: (template file, case) pairs of the llama-server recordings that still render
 #: differently here, each with its cause; the conformance test checks they do differ.

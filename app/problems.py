@@ -1,4 +1,6 @@
-"""What can go wrong in a render, as values with fields rather than stack traces."""
+"""What can go wrong in a worker's task (a render, a probe, a source), as values with fields
+rather than stack traces: the worker pools raise these, so they sit below `render` and `pool`.
+"""
 
 from __future__ import annotations
 
