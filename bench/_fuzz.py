@@ -185,9 +185,15 @@ class Fuzzer:
 
         def sender(client: Client) -> Send:
             def send(request: Request) -> tuple[int, bytes]:
-                if request.fresh:
-                    client.close()  # the next request opens a new connection
-                answer = client.request(*request[:4])
+                for _ in range(BUSY_RETRIES):
+                    if request.fresh:
+                        client.close()  # the next request opens a new connection
+                    answer = client.request(*request[:4])
+                    if answer.status != 503 or b'"retry_after"' not in answer.body:
+                        break
+                    # Busy (a queue wait ran out): a polite client asks again, as the page
+                    # does. The fuzz is about what each input gets, not about capacity.
+                    time.sleep(1)
                 return answer.status, answer.body
 
             return send
@@ -312,6 +318,10 @@ def arguments(description: str, count: int, budget_mb: int) -> argparse.Argument
     )
     return parser
 
+
+#: Times a fuzz client asks again when the server answers that it is busy (503 with
+#: `retry_after`), a second apart.
+BUSY_RETRIES = 5
 
 #: Fuzzing checks what each input gets, not who gets served first: a fuzz client that sent
 #: a costly case is not made to wait for the heavy clients' slots (see Capacity).
