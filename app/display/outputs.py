@@ -12,7 +12,13 @@ from functools import partial
 from typing import Any
 
 from app.analysis.analyze import analyze
-from app.analysis.commands import build_commands, llama_server_file_command, template_facts
+from app.analysis.commands import (
+    GGUF_PLACEHOLDER,
+    TEMPLATE_FILE,
+    build_commands,
+    llama_server_file_command,
+    template_facts,
+)
 from app.analysis.diff import char_opcodes, diff_stats, side_by_side, token_opcodes, unified
 from app.display.prompt import Segment, TokenSpan, segment_prompt, token_spans
 from app.errors import RequestError
@@ -99,6 +105,8 @@ class Outputs:
     analysis_problem: Problem | None = None
     commands: list[dict[str, Any]] | None = None
     builtin: str | None = None
+    #: The GGUF file the commands name; None when none is loaded (they say MODEL.gguf).
+    model: str | None = None
 
 
 def _render(pool: SandboxPool, request: RenderRequest) -> tuple[Rendered | None, Problem | None]:
@@ -250,6 +258,15 @@ def _commands(
     return commands, facts["builtin"]
 
 
+def gguf_file(state: PlaygroundState) -> str | None:
+    """The loaded GGUF file's name, which the commands can run; Hugging Face files are no
+    model a command could name (their names are "tokenizer.json, ..."), so None."""
+    source = state.source
+    if source is None or source.kind != "gguf" or not source.file_name:
+        return None
+    return source.file_name
+
+
 def build_outputs(
     state: PlaygroundState,
     pool: SandboxPool,
@@ -281,7 +298,7 @@ def build_outputs(
             covered = max((t.end for t in tokens.tokens), default=0)
             shown = main.prompt if tokens.total == len(tokens.tokens) else main.prompt[:covered]
             spans = token_spans(shown, tokens.tokens)
-    file_name = state.source.file_name if state.source else None
+    model = gguf_file(state)
     analysis, analysis_problem = None, None
     if state.view == "analysis" and main.prompt is not None:
         budget = (
@@ -292,7 +309,7 @@ def build_outputs(
         analysis, analysis_problem = _analysis(pool, state, source, budget)
     commands, builtin = None, None
     if state.view == "command" and main.prompt is not None:
-        commands, builtin = _commands(pool, state, file_name)
+        commands, builtin = _commands(pool, state, model)
     return Outputs(
         commands=commands,
         builtin=builtin,
@@ -303,6 +320,7 @@ def build_outputs(
         token_spans=spans,
         tokens_note=note,
         comparison=compare(pool, state, main, source, tokens_of, limits),
-        command=llama_server_file_command(file_name or "MODEL.gguf", "template.jinja"),
+        command=llama_server_file_command(model or GGUF_PLACEHOLDER, TEMPLATE_FILE),
+        model=model,
         now=state.now,
     )
