@@ -75,3 +75,23 @@
   document.body.addEventListener("htmx:afterSwap", keepLastGoodPrompt);
   keepLastGoodPrompt();
 })();
+
+// --- The Diff view: one layout at a time (unified, side by side, by tokens) ---
+(function () {
+  const picked = () => {
+    const checked = document.querySelector('#diff-layouts input:checked');
+    return checked ? checked.value : "unified";
+  };
+  function showLayout() {
+    const view = document.getElementById("view-diff");
+    if (!view) return;
+    const layouts = Array.from(view.querySelectorAll(".diff-layout")).map((e) => e.dataset.layout);
+    // "by tokens" needs a vocabulary: without one, the unified lines show.
+    view.dataset.layout = layouts.includes(picked()) ? picked() : "unified";
+  }
+  document.addEventListener("change", (event) => {
+    if (event.target.closest("#diff-layouts")) showLayout();
+  });
+  document.body.addEventListener("htmx:afterSwap", showLayout);
+  showLayout();
+})();

@@ -19,7 +19,13 @@ from app.analysis.commands import (
     llama_server_file_command,
     template_facts,
 )
-from app.analysis.diff import char_opcodes, diff_stats, side_by_side, token_opcodes, unified
+from app.analysis.diff import (
+    char_opcodes,
+    diff_stats,
+    side_by_side_flagged,
+    token_opcodes,
+    unified,
+)
 from app.display.prompt import Segment, TokenSpan, segment_prompt, token_spans
 from app.errors import RequestError
 from app.problems import TemplateProblem
@@ -82,8 +88,12 @@ class Comparison:
 
     right: Rendering
     label: str = "the compared template"
+    #: What the left side is: this template, with the engine when engines are compared.
+    left_label: str = "this template"
     unified: list[Any] = field(default_factory=list)
+    #: (left parts, right parts, changed): changed rows are the unified "-" and "+" lines.
     side_by_side: list[Any] = field(default_factory=list)
+    #: Characters ("equal", "deleted", "inserted") and lines ("removed", "added"), whole diff.
     stats: dict[str, int] = field(default_factory=dict)
     token_rows: list[tuple[str, list[Token]]] | None = None
     #: Whether the line views stop short of the whole diff (`PageLimits.chars`).
@@ -197,27 +207,32 @@ def compare(
     """Diff the main prompt against the other engine's, or against the compare template's."""
     if main.prompt is None:
         return None
+    left_label = "this template"
     if other := state.compared_engine():
         right = rendering(pool, state.render_request(engine=other), source, limits)
-        label = f"the {other} engine"
+        label, left_label = f"the {other} engine", f"the {state.engine} engine"
     elif state.compare_template:
         right = rendering(pool, state.render_request(state.compare_template), source, limits)
         label = "the compared template"
     else:
         return None
     if right.prompt is None:
-        return Comparison(right=right, label=label)
+        return Comparison(right=right, label=label, left_label=left_label)
     opcodes = char_opcodes(main.prompt, right.prompt)
     lines = unified(main.prompt, right.prompt, opcodes)
-    rows = side_by_side(main.prompt, right.prompt, opcodes)
+    rows, changed = side_by_side_flagged(main.prompt, right.prompt, opcodes)
+    rows = [(a, b, flag) for (a, b), flag in zip(rows, changed, strict=True)]
     shown_lines = _cut_lines(lines, limits.chars, lambda line: _parts_chars(line.parts))
     shown_rows = _cut_lines(rows, limits.chars, lambda r: _parts_chars(r[0]) + _parts_chars(r[1]))
+    # Line counts from the unified lines, so the numbers are the "-" and "+" lines shown.
+    signs = [line.sign for line in lines]
     comparison = Comparison(
         right=right,
         label=label,
+        left_label=left_label,
         unified=shown_lines,
         side_by_side=shown_rows,
-        stats=diff_stats(opcodes),
+        stats={**diff_stats(opcodes), "removed": signs.count("-"), "added": signs.count("+")},
         lines_cut=len(shown_lines) < len(lines) or len(shown_rows) < len(rows),
     )
     if main.tokens is not None:

@@ -70,3 +70,25 @@ def test_the_error_line_badge_moves_the_editor_to_the_line(page: Page) -> None:
     marked = page.locator(".CodeMirror .cm-error-line")
     expect(marked).to_be_in_viewport()
     expect(page.locator("#problem")).to_contain_text("the tag that starts on line 80 is not closed")
+
+
+def test_the_diff_shows_one_layout_at_a_time_with_both_sides_named(page: Page) -> None:
+    page.click("#tab-diff")
+    page.fill("#compare_template", GOOD.replace("[", "<").replace("]", ">"))
+    unified, side = page.locator("#diff-unified"), page.locator("#diff-side")
+    expect(unified).to_be_visible()
+    expect(side).to_be_hidden()
+    expect(page.locator("#diff-legend")).to_have_text("− this template + the compared template")
+
+    page.check("#diff-layouts input[value=side]")
+    expect(side).to_be_visible()
+    expect(unified).to_be_hidden()
+    heads = side.locator(".side-head")
+    expect(heads).to_have_text(["− this template", "+ the compared template"])
+    # The choice survives the next render.
+    page.fill("#compare_template", GOOD.replace("[", "(").replace("]", ")"))
+    expect(side).to_contain_text("(user)")
+    expect(side).to_be_visible()
+    expect(unified).to_be_hidden()
+    removed = int(re.search(r"(\d+) lines? removed", page.locator("#diff-stats").text_content())[1])
+    expect(side.locator(".cell.del")).to_have_count(removed)
