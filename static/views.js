@@ -89,9 +89,9 @@
     // "by tokens" needs a vocabulary: without one, the unified lines show.
     view.dataset.layout = layouts.includes(picked()) ? picked() : "unified";
   }
-  document.addEventListener("change", (event) => {
-    if (event.target.closest("#diff-layouts")) showLayout();
-  });
+  // On the fieldset itself: it is `.local`, so its changes never bubble past it.
+  const picker = document.getElementById("diff-layouts");
+  if (picker) picker.addEventListener("change", showLayout);
   document.body.addEventListener("htmx:afterSwap", showLayout);
   showLayout();
 })();

@@ -81,6 +81,8 @@ def test_the_diff_shows_one_layout_at_a_time_with_both_sides_named(page: Page) -
     expect(page.locator("#diff-legend")).to_have_text("− this template + the compared template")
 
     page.check("#diff-layouts input[value=side]")
+    # At once, without waiting for a render.
+    assert page.evaluate("() => document.getElementById('view-diff').dataset.layout") == "side"
     expect(side).to_be_visible()
     expect(unified).to_be_hidden()
     heads = side.locator(".side-head")
