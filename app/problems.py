@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass
 from types import TracebackType
 from typing import ClassVar
 
+from jinja2 import Environment
 from jinja2.exceptions import TemplateSyntaxError
 
 from app.errors import ApiError
@@ -64,12 +65,44 @@ def template_line(tb: TracebackType | None) -> int | None:
     return line
 
 
+#: What Jinja says when a tag misses its `%}` or `}}`: it notices at the next token, which
+#: is often on a later line than the tag.
+_UNCLOSED = ("'end of statement block'", "'end of print statement'")
+#: Lexer token types that open and close a tag.
+_TAG_OPEN = {"block_begin": "block_end", "variable_begin": "variable_end"}
+
+
+def unclosed_tag_line(error: TemplateSyntaxError) -> int | None:
+    """The line the unclosed tag starts on, when a syntax error is a missing `%}`/`}}`
+    noticed on a later line (Jinja's `lineno` is where it noticed)."""
+    if error.source is None or not any(end in (error.message or "") for end in _UNCLOSED):
+        return None
+    opened = None
+    try:
+        # Same delimiters as every template environment; trim settings do not move lines.
+        for lineno, kind, _ in Environment().lexer.tokeniter(error.source, None):
+            if lineno > error.lineno:
+                break
+            if kind in _TAG_OPEN:
+                opened = (lineno, _TAG_OPEN[kind])
+            elif opened and kind == opened[1]:
+                opened = None
+    except TemplateSyntaxError:
+        pass  # the lexer stops where the source stops making sense: keep what it saw
+    return opened[0] if opened and opened[0] < error.lineno else None
+
+
 def problem_from_exception(error: BaseException) -> TemplateProblem:
     """Turn whatever a template raised into a problem that says what and where."""
     if isinstance(error, TemplateProblem):
         return error
     if isinstance(error, TemplateSyntaxError):
-        return TemplateProblem("TemplateSyntaxError", error.message or str(error), error.lineno)
+        # The line stays Jinja's own (transformers raises the same); the message says where
+        # the tag that was left open starts.
+        message = error.message or str(error)
+        if (opened := unclosed_tag_line(error)) is not None:
+            message += f" (the tag that starts on line {opened} is not closed)"
+        return TemplateProblem("TemplateSyntaxError", message, error.lineno)
     line = template_line(error.__traceback__)
     if isinstance(error, MemoryError):
         return limit_exceeded("memory", "The template ran out of its memory allowance.", line)

@@ -253,3 +253,29 @@ def test_command_api_gives_every_engine(client):
     inline = next(c for c in answer["commands"] if c["form"] == "inline")
     assert inline["command"].index("--jinja") < inline["command"].index("--chat-template")
     assert client.post("/api/command", json={"kwargs": {}}).status_code == 400
+
+
+WEATHER_TOOL = {
+    "type": "function",
+    "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {}}},
+}
+
+
+@needs_shared
+def test_only_turn_delimiters_are_warned_as_split(app, client):
+    """Qwen3 writes `<tools>` and `<function-name>` as plain text by design: only the
+    markers that delimit turns (`<|im_start|>`) or end them must be single tokens."""
+    gguf = (VOCAB_DIR / "ggml-vocab-llama-spm.gguf").read_bytes()  # splits every marker
+    source_id = client.post(
+        "/api/sources/gguf", data=gguf, content_type="application/octet-stream"
+    ).json["id"]
+    source = app.extensions["source_store"].get(source_id)
+    qwen3 = (TEMPLATES_DIR / "Qwen-Qwen3-0.6B.jinja").read_text(encoding="utf-8")
+    tokens = {"eos_token": "<|im_end|>"}
+    found = analysis_of(app, qwen3, source, special_tokens=tokens, tools=[WEATHER_TOOL])
+    split = [d["message"] for d in found["diagnostics"] if d["id"] == "marker-split"]
+    assert any("'<|im_start|>'" in message for message in split)
+    for plain in ("<tools>", "</tools>", "<function-name>", "<args-json-object>", "<tool_call>"):
+        assert not any(repr(plain) in message for message in split), plain
+    assert found["end_of_turn_marker"] == "<|im_end|>"
+    assert "end-marker-split" in {d["id"] for d in found["diagnostics"]}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from app.config import SETTINGS
@@ -20,3 +22,10 @@ def test_every_setting_is_documented_with_its_default(setting):
 def test_readme_gives_the_two_commands():
     assert "./playground serve" in README
     assert "./playground test" in README
+
+
+def test_every_image_the_readme_shows_is_in_the_repository():
+    images = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", README)
+    assert images, "the README's walkthrough shows the page"
+    for image in images:
+        assert (REPO / image).is_file(), f"{image} is missing"

@@ -67,7 +67,13 @@ def analyze(
     probed = pool.run(probe_template, request, max_turns, max_chars)
     special_tokens = {**(source.special_tokens if source else {}), **request.special_tokens}
     vocabulary = vocabulary_diagnostics(
-        probed["prompt"], request.template, special_tokens, source, probed["end_marker"], token_ids
+        probed["prompt"],
+        request.template,
+        special_tokens,
+        source,
+        probed["end_marker"],
+        token_ids,
+        turn_markers=probed["turn_markers"],
     )
     diagnostics = [Diagnostic(**d) for d in probed["diagnostics"]] + vocabulary
     return {

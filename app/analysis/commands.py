@@ -128,12 +128,13 @@ def _llama_cpp(program: str, template: str, kwargs_json: str | None, model: str,
                builtin: str | None) -> list[dict]:  # fmt: skip
     files = {TEMPLATE_FILE: template}
     kwargs_args = ["--chat-template-kwargs", kwargs_json] if kwargs_json else []
-    entries = []
+    # The file form first: it is the one to copy (a long template makes the inline form
+    # unreadable, and some templates cannot be inline at all).
+    words = [program, "-m", model, "--jinja", "--chat-template-file", TEMPLATE_FILE, *kwargs_args]
+    entries = [_entry(program, "file", join(words), files)]
     if _fits_one_argument(template):
         words = [program, "-m", model, "--jinja", "--chat-template", template, *kwargs_args]
         entries.append(_entry(program, "inline", join(words)))
-    words = [program, "-m", model, "--jinja", "--chat-template-file", TEMPLATE_FILE, *kwargs_args]
-    entries.append(_entry(program, "file", join(words), files))
     if builtin:
         # With Jinja on (the default of recent builds) the value of --chat-template is
         # compiled as Jinja source: only "chatml" is mapped to a real template, any other

@@ -227,6 +227,37 @@ def end_of_turn_marker(base: RenderRequest, render: Render, markers: list[str]) 
     return max(starts, key=len) if starts else None
 
 
+def turn_delimiters(base: RenderRequest, render: Render, markers: list[str]) -> list[str]:
+    """The markers the template writes between turns: before the first message, between
+    messages, and in the generation prompt's header.
+
+    These must be single tokens (the model learnt to read and write turns by them); other
+    markup, such as Qwen3's `<tools>` or `<function-name>` in its tool instructions, is
+    plain text by design.
+    """
+    turns = [_msg("system", SYSTEM), _msg("user", USER), _msg("assistant", ANSWER)]
+    turns.append(_msg("user", USER_2))
+    # Without the system turn too: some templates refuse it or move it into a user turn.
+    for messages in (turns, turns[1:]):
+        prompt = _try(render, _probe(base, messages, add_generation_prompt=True))
+        gaps = _gaps(prompt, [m["content"] for m in messages]) if isinstance(prompt, str) else None
+        if gaps is not None:
+            return [marker for marker in markers if any(marker in gap for gap in gaps)]
+    return []
+
+
+def _gaps(prompt: str, contents: list[str]) -> list[str] | None:
+    """The text around and between `contents`, or None unless they appear in order."""
+    gaps, pos = [], 0
+    for text in contents:
+        found = prompt.find(text, pos)
+        if found < 0:
+            return None
+        gaps.append(prompt[pos:found])
+        pos = found + len(text)
+    return [*gaps, prompt[pos:]]
+
+
 def template_diagnostics(base: RenderRequest, render: Render) -> list[Diagnostic]:
     """Every probe-based finding for this template and request."""
     checks = (

@@ -280,6 +280,15 @@ def side_by_side(
     """Rows pairing left and right lines; None where a run of changed lines is shorter on
     one side. With `context`, unchanged rows far from changes are left out, each run of
     them replaced by one (None, None) row."""
+    rows, flags = side_by_side_flagged(left, right, opcodes)
+    return rows if context is None else _trim(rows, flags, context, (None, None))
+
+
+def side_by_side_flagged(
+    left: str, right: str, opcodes: Sequence[Opcode]
+) -> tuple[list[tuple[list[Part] | None, list[Part] | None]], list[bool]]:
+    """`side_by_side`'s rows, and for each whether its lines are the unified view's "-"
+    and "+" lines (a moved line is changed even when all its parts are equal)."""
     rows: list[tuple[list[Part] | None, list[Part] | None]] = []
     flags: list[bool] = []
     for changed, a, b in _rows(left, right, opcodes):
@@ -287,4 +296,4 @@ def side_by_side(
         for line_l, line_r in pairs:
             rows.append((line_l and line_l[2], line_r and line_r[2]))
             flags.append(changed)
-    return rows if context is None else _trim(rows, flags, context, (None, None))
+    return rows, flags

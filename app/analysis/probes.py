@@ -13,7 +13,7 @@ from itertools import pairwise
 from typing import Any
 
 from app.analysis.content_format import detect_content_format
-from app.analysis.diagnostics import end_of_turn_marker, template_diagnostics
+from app.analysis.diagnostics import end_of_turn_marker, template_diagnostics, turn_delimiters
 from app.analysis.prefix import answered_requests, compare_requests, user_turn_requests
 from app.problems import TemplateProblem
 from app.render.core import RenderRequest
@@ -72,6 +72,7 @@ def probe_template(
         "content_format": detect_content_format(request.template),
         "diagnostics": [d.to_json() for d in template_diagnostics(request, _prompt)],
         "end_marker": end_of_turn_marker(request, _prompt, markers),
+        "turn_markers": turn_delimiters(request, _prompt, markers),
         "pairs": pairs,
         "requests": requests if small else None,
         "user_turns": len(user_turn_requests(request.messages)),

@@ -6,7 +6,7 @@ first and sent in one batch (`TokenIds`), then the checks read the ids.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 from app.analysis.diagnostics import Diagnostic, line_of
 from app.sources.source import Source
@@ -76,13 +76,17 @@ def end_marker_checks(
     return []
 
 
-def _written_markers(prompt: str, template: str) -> list[str]:
-    return [marker for marker in template_markers(template) if marker in prompt]
+def _written_markers(prompt: str, template: str, turn_markers: Collection[str]) -> list[str]:
+    """The turn delimiters the template writes into this prompt."""
+    return [m for m in template_markers(template) if m in prompt and m in turn_markers]
 
 
-def split_markers(prompt: str, template: str, vocabulary: _Vocabulary) -> list[Diagnostic]:
+def split_markers(
+    prompt: str, template: str, vocabulary: _Vocabulary, turn_markers: Collection[str]
+) -> list[Diagnostic]:
+    """Turn delimiters the vocabulary splits: the model never saw them as one token."""
     found = []
-    for marker in _written_markers(prompt, template):
+    for marker in _written_markers(prompt, template, turn_markers):
         count = len(vocabulary.ids[marker])
         if count > 1:
             message = (
@@ -100,13 +104,19 @@ def vocabulary_diagnostics(
     source: Source | None,
     end_marker: str | None,
     token_ids: TokenIds | None = None,
+    turn_markers: Collection[str] = (),
 ) -> list[Diagnostic]:
-    """Findings that depend on the loaded source (its vocabulary and BOS flag)."""
+    """Findings that depend on the loaded source (its vocabulary and BOS flag).
+
+    Of the markers the template writes, only `turn_markers` (those between turns, see
+    `diagnostics.turn_delimiters`) and stop tokens are checked for splitting.
+    """
     if prompt is None:
         return []
     vocabulary = None
+    delimiters = {*turn_markers, *_stops(special_tokens)}
     if source is not None and source.can_tokenize and token_ids is not None:
-        texts = sorted({*_written_markers(prompt, template), *_stops(special_tokens)})
+        texts = sorted({*_written_markers(prompt, template, delimiters), *_stops(special_tokens)})
         texts += [end_marker] if end_marker and end_marker not in texts else []
         ids = token_ids(texts)
         if ids is not None:
@@ -118,5 +128,5 @@ def vocabulary_diagnostics(
     if end_marker:
         found += end_marker_checks(end_marker, template, special_tokens, vocabulary)
     if vocabulary is not None:
-        found += split_markers(prompt, template, vocabulary)
+        found += split_markers(prompt, template, vocabulary, delimiters)
     return found

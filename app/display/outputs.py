@@ -12,8 +12,20 @@ from functools import partial
 from typing import Any
 
 from app.analysis.analyze import analyze
-from app.analysis.commands import build_commands, llama_server_file_command, template_facts
-from app.analysis.diff import char_opcodes, diff_stats, side_by_side, token_opcodes, unified
+from app.analysis.commands import (
+    GGUF_PLACEHOLDER,
+    TEMPLATE_FILE,
+    build_commands,
+    llama_server_file_command,
+    template_facts,
+)
+from app.analysis.diff import (
+    char_opcodes,
+    diff_stats,
+    side_by_side_flagged,
+    token_opcodes,
+    unified,
+)
 from app.display.prompt import Segment, TokenSpan, segment_prompt, token_spans
 from app.errors import RequestError
 from app.problems import TemplateProblem
@@ -76,8 +88,12 @@ class Comparison:
 
     right: Rendering
     label: str = "the compared template"
+    #: What the left side is: this template, with the engine when engines are compared.
+    left_label: str = "this template"
     unified: list[Any] = field(default_factory=list)
+    #: (left parts, right parts, changed): changed rows are the unified "-" and "+" lines.
     side_by_side: list[Any] = field(default_factory=list)
+    #: Characters ("equal", "deleted", "inserted") and lines ("removed", "added"), whole diff.
     stats: dict[str, int] = field(default_factory=dict)
     token_rows: list[tuple[str, list[Token]]] | None = None
     #: Whether the line views stop short of the whole diff (`PageLimits.chars`).
@@ -99,6 +115,8 @@ class Outputs:
     analysis_problem: Problem | None = None
     commands: list[dict[str, Any]] | None = None
     builtin: str | None = None
+    #: The GGUF file the commands name; None when none is loaded (they say MODEL.gguf).
+    model: str | None = None
 
 
 def _render(pool: SandboxPool, request: RenderRequest) -> tuple[Rendered | None, Problem | None]:
@@ -189,27 +207,32 @@ def compare(
     """Diff the main prompt against the other engine's, or against the compare template's."""
     if main.prompt is None:
         return None
+    left_label = "this template"
     if other := state.compared_engine():
         right = rendering(pool, state.render_request(engine=other), source, limits)
-        label = f"the {other} engine"
+        label, left_label = f"the {other} engine", f"the {state.engine} engine"
     elif state.compare_template:
         right = rendering(pool, state.render_request(state.compare_template), source, limits)
         label = "the compared template"
     else:
         return None
     if right.prompt is None:
-        return Comparison(right=right, label=label)
+        return Comparison(right=right, label=label, left_label=left_label)
     opcodes = char_opcodes(main.prompt, right.prompt)
     lines = unified(main.prompt, right.prompt, opcodes)
-    rows = side_by_side(main.prompt, right.prompt, opcodes)
+    rows, changed = side_by_side_flagged(main.prompt, right.prompt, opcodes)
+    rows = [(a, b, flag) for (a, b), flag in zip(rows, changed, strict=True)]
     shown_lines = _cut_lines(lines, limits.chars, lambda line: _parts_chars(line.parts))
     shown_rows = _cut_lines(rows, limits.chars, lambda r: _parts_chars(r[0]) + _parts_chars(r[1]))
+    # Line counts from the unified lines, so the numbers are the "-" and "+" lines shown.
+    signs = [line.sign for line in lines]
     comparison = Comparison(
         right=right,
         label=label,
+        left_label=left_label,
         unified=shown_lines,
         side_by_side=shown_rows,
-        stats=diff_stats(opcodes),
+        stats={**diff_stats(opcodes), "removed": signs.count("-"), "added": signs.count("+")},
         lines_cut=len(shown_lines) < len(lines) or len(shown_rows) < len(rows),
     )
     if main.tokens is not None:
@@ -250,6 +273,15 @@ def _commands(
     return commands, facts["builtin"]
 
 
+def gguf_file(state: PlaygroundState) -> str | None:
+    """The loaded GGUF file's name, which the commands can run; Hugging Face files are no
+    model a command could name (their names are "tokenizer.json, ..."), so None."""
+    source = state.source
+    if source is None or source.kind != "gguf" or not source.file_name:
+        return None
+    return source.file_name
+
+
 def build_outputs(
     state: PlaygroundState,
     pool: SandboxPool,
@@ -281,7 +313,7 @@ def build_outputs(
             covered = max((t.end for t in tokens.tokens), default=0)
             shown = main.prompt if tokens.total == len(tokens.tokens) else main.prompt[:covered]
             spans = token_spans(shown, tokens.tokens)
-    file_name = state.source.file_name if state.source else None
+    model = gguf_file(state)
     analysis, analysis_problem = None, None
     if state.view == "analysis" and main.prompt is not None:
         budget = (
@@ -292,7 +324,7 @@ def build_outputs(
         analysis, analysis_problem = _analysis(pool, state, source, budget)
     commands, builtin = None, None
     if state.view == "command" and main.prompt is not None:
-        commands, builtin = _commands(pool, state, file_name)
+        commands, builtin = _commands(pool, state, model)
     return Outputs(
         commands=commands,
         builtin=builtin,
@@ -303,6 +335,7 @@ def build_outputs(
         token_spans=spans,
         tokens_note=note,
         comparison=compare(pool, state, main, source, tokens_of, limits),
-        command=llama_server_file_command(file_name or "MODEL.gguf", "template.jinja"),
+        command=llama_server_file_command(model or GGUF_PLACEHOLDER, TEMPLATE_FILE),
+        model=model,
         now=state.now,
     )

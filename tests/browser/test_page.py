@@ -259,18 +259,19 @@ def test_diff_against_a_modified_template(page: Page) -> None:
     # The same template from the library: no difference.
     page.select_option("#compare-library", "chatml")
     expect(page.locator("#compare_template")).to_have_value(contains("<|im_start|>"))
-    expect(page.locator("#diff-stats")).to_have_text(re.compile(r" 0 deleted, 0 inserted"))
+    expect(page.locator("#diff-stats")).to_have_text(re.compile(r"\(0 characters deleted, 0 ins"))
     expect(page.locator("#diff-unified .delete, #diff-unified .insert")).to_have_count(0)
 
     page.fill("#compare_template", CHATML.replace("<|im_start|>", "<|start_of_turn|>"))
     stats = page.locator("#diff-stats")
-    expect(stats).to_have_text(re.compile(r"^\d+ equal, [1-9]\d* deleted, [1-9]\d* inserted"))
+    expect(stats).to_have_text(re.compile(r"\([1-9]\d* characters deleted, [1-9]\d* inserted"))
     unified = page.locator("#diff-unified")
     expect(unified.locator(".delete").first).to_be_visible()
     expect(unified.locator(".insert").first).to_be_visible()
     assert set(unified.locator(".delete").all_text_contents()) == {"im_"}
     assert set(unified.locator(".insert").all_text_contents()) == {"_of_turn"}
     assert "<|start_of_turn|>user" in unified.text_content()
+    page.check("#diff-layouts input[value=side]")
     expect(page.locator("#diff-side .cell").first).to_be_visible()
     assert page.locator("#diff-side .cell").count() % 2 == 0
     assert "<|start_of_turn|>user" in page.locator("#diff-side").text_content()

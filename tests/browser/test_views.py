@@ -1,0 +1,96 @@
+"""The Command view's copy buttons and what a template error leaves on screen."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import Page, expect
+
+pytestmark = pytest.mark.browser
+
+GOOD = "{% for m in messages %}[{{ m.role }}] {{ m.content }}\n{% endfor %}"
+
+
+def set_template(page: Page, text: str) -> None:
+    page.evaluate("text => window.playground.setTemplate(text)", text)
+
+
+def test_every_command_has_a_copy_button_that_copies_it(page: Page) -> None:
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    page.click("#tab-command")
+    commands = page.locator("#commands pre.command")
+    expect(commands.first).to_be_visible()
+    buttons = page.locator("#commands .copy-command")
+    assert buttons.count() == commands.count() > 4
+    buttons.first.click()
+    expect(buttons.first).to_have_text("Copied")
+    copied = page.evaluate("() => navigator.clipboard.readText()")
+    assert copied == commands.first.text_content()
+    assert copied.startswith("llama-server -m MODEL.gguf --jinja --chat-template-file ")
+
+
+def test_an_error_keeps_the_last_good_prompt_dimmed_and_marked_stale(page: Page) -> None:
+    set_template(page, GOOD.replace("]", "] first"))
+    expect(page.locator("#prompt-raw")).to_have_value(re.compile(r"\[user\] first"))
+    set_template(page, GOOD)
+    expect(page.locator("#prompt-raw")).to_have_value(re.compile(r"^\[system\] You"))
+
+    set_template(page, GOOD.replace("%}", "", 1))
+    expect(page.locator("#problem")).to_be_visible()
+    stale = page.locator("#view-prompt .stale")
+    expect(stale).to_be_visible()
+    expect(stale).to_contain_text("[user] What is the capital of France?")
+    assert "first" not in stale.text_content()
+    expect(page.locator("#stale-note")).to_contain_text("stale")
+    assert float(stale.locator("pre").evaluate("e => getComputedStyle(e).opacity")) < 1
+    # Not the current prompt: nothing copies it or reads it as such.
+    expect(page.locator("#prompt-raw")).to_have_count(0)
+
+    # A second error in a row still shows the same last good prompt.
+    set_template(page, GOOD.replace("%}", "", 1) + "{{")
+    expect(page.locator("#problem")).to_contain_text(re.compile(r"line \d"))
+    expect(stale).to_contain_text("[user] What is the capital of France?")
+
+    set_template(page, GOOD.replace("]", "] fixed"))
+    expect(page.locator("#prompt-raw")).to_have_value(re.compile(r"\[user\] fixed"))
+    expect(page.locator("#view-prompt .stale")).to_have_count(0)
+
+
+def test_the_error_line_badge_moves_the_editor_to_the_line(page: Page) -> None:
+    template = "line\n" * 79 + "{% if messages\na\n{% endif %}\n" + "tail\n" * 40
+    set_template(page, template)
+    badge = page.locator("#problem .problem-line")
+    expect(badge).to_have_text("line 81")
+    page.evaluate("() => window.playground.editor.scrollTo(0, 0)")
+    badge.click()
+    cursor = page.evaluate("() => window.playground.editor.getCursor()")
+    assert (cursor["line"], cursor["ch"]) == (80, 0)
+    assert page.evaluate("() => window.playground.editor.hasFocus()")
+    marked = page.locator(".CodeMirror .cm-error-line")
+    expect(marked).to_be_in_viewport()
+    expect(page.locator("#problem")).to_contain_text("the tag that starts on line 80 is not closed")
+
+
+def test_the_diff_shows_one_layout_at_a_time_with_both_sides_named(page: Page) -> None:
+    page.click("#tab-diff")
+    page.fill("#compare_template", GOOD.replace("[", "<").replace("]", ">"))
+    unified, side = page.locator("#diff-unified"), page.locator("#diff-side")
+    expect(unified).to_be_visible()
+    expect(side).to_be_hidden()
+    expect(page.locator("#diff-legend")).to_have_text("− this template + the compared template")
+
+    page.check("#diff-layouts input[value=side]")
+    # At once, without waiting for a render.
+    assert page.evaluate("() => document.getElementById('view-diff').dataset.layout") == "side"
+    expect(side).to_be_visible()
+    expect(unified).to_be_hidden()
+    heads = side.locator(".side-head")
+    expect(heads).to_have_text(["− this template", "+ the compared template"])
+    # The choice survives the next render.
+    page.fill("#compare_template", GOOD.replace("[", "(").replace("]", ")"))
+    expect(side).to_contain_text("(user)")
+    expect(side).to_be_visible()
+    expect(unified).to_be_hidden()
+    removed = int(re.search(r"(\d+) lines? removed", page.locator("#diff-stats").text_content())[1])
+    expect(side.locator(".cell.del")).to_have_count(removed)
