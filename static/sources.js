@@ -17,16 +17,22 @@
     return response.json();
   }
 
-  $("#library-select").addEventListener("change", (event) => {
-    const option = event.target.selectedOptions[0];
-    $("#library-notes").textContent = option ? option.title : "";
-    event.stopPropagation();
-  });
-  $("#library-load").addEventListener("click", async (event) => {
-    event.preventDefault();
-    const entry = await libraryTemplate($("#library-select").value);
+  // Choosing a library template loads it (CodeMirror's undo brings the text back); the
+  // select is the state's `library` field, so the page names what is in the editor.
+  // Without scripts the Load button posts the form instead.
+  const librarySelect = $("#library-select");
+  $("#library-load").hidden = true;
+  librarySelect.addEventListener("change", async (event) => {
+    event.stopPropagation(); // rendered once the template is in the editor
+    if (!librarySelect.value) return;
+    const entry = await libraryTemplate(librarySelect.value);
     setTemplate(entry.template);
   });
+
+  /** The editor now holds a template of the loaded source, not the library's. */
+  function notFromLibrary() {
+    librarySelect.value = "";
+  }
 
   // --- Uploads ---
   function uploadStatus(percent, message) {
@@ -98,6 +104,7 @@
     const name = names.includes("default") ? "default" : names[0];
     $("#template_name").value = name || "";
     $("#special_tokens").value = JSON.stringify(source.special_tokens || {}, null, 2);
+    if (name) notFromLibrary();
     if (name) setTemplate(source.templates[name]);
     else changed($("#special_tokens"));
   }
@@ -160,6 +167,7 @@
       const name = tab.dataset.templateName;
       if (!(name in (source.templates || {}))) return;
       $("#template_name").value = name;
+      notFromLibrary();
       setTemplate(source.templates[name]);
     } catch (error) {
       uploadStatus(0, String(error.message || error));
