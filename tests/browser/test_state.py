@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, expect
+
+from tests.browser.conftest import PageErrors
+from tests.browser.test_page import messages_json, prompt, set_template
 
 pytestmark = pytest.mark.browser
 
@@ -29,20 +33,8 @@ def upload_named_templates(page: Page, folder: Path) -> None:
     expect(page.locator("#prompt-raw")).to_have_value(re.compile("^DEFAULT "))
 
 
-def prompt(page: Page) -> str:
-    return page.locator("#prompt-raw").input_value()
-
-
-def messages_json(page: Page) -> list[dict]:
-    return json.loads(page.locator("#messages").input_value())
-
-
 def editor_text(page: Page) -> str:
     return page.evaluate("window.playground.editor.getValue()")
-
-
-def set_template(page: Page, text: str) -> None:
-    page.evaluate("text => window.playground.setTemplate(text)", text)
 
 
 def add_message(page: Page, content: str) -> None:
@@ -80,3 +72,77 @@ def test_template_tabs_switch_after_an_upload(page: Page, tmp_path: Path) -> Non
     page.click(".template-tab[data-template-name=default]")
     expect(page.locator("#prompt-raw")).to_have_value(re.compile("^DEFAULT "))
     assert editor_text(page) == DEFAULT
+
+
+def test_reload_keeps_the_whole_state(page: Page, tmp_path: Path) -> None:
+    upload_named_templates(page, tmp_path)
+    page.click(".template-tab[data-template-name=tool_use]")
+    expect(page.locator("#prompt-raw")).to_have_value(re.compile("^TOOL_USE "))
+    edited = TOOL_USE.replace("TOOL_USE", "EDITED")
+    set_template(page, edited)
+    add_message(page, "A third message")
+    page.fill("#kwargs", '{"enable_thinking": false}')
+    page.click(".tab[data-view=tokens]")
+    expect(page.locator("#prompt-raw")).to_have_value(re.compile("^EDITED "))
+    before = prompt(page)
+
+    page.reload()
+    expect(page.locator("#prompt-raw")).to_have_value(before)
+    assert editor_text(page) == edited
+    expect_consistent(
+        page, ["You are a helpful assistant.", "What is the capital of France?", "A third message"]
+    )
+    expect(page.locator("#kwargs")).to_have_value('{"enable_thinking": false}')
+    expect(page.locator(".tab.active")).to_have_attribute("data-view", "tokens")
+    expect(page.locator("#output")).to_have_class(re.compile(r"\bview-tokens\b"))
+    expect(page.locator("#source-file")).to_have_text("tokenizer_config.json")
+    expect(page.locator("#template_name")).to_have_value("tool_use")
+    expect(page.locator(".template-tab.active")).to_have_text("tool_use")
+
+
+def test_back_from_a_share_shows_what_was_left(
+    page: Page, new_page: Callable[[], Page], page_errors: PageErrors
+) -> None:
+    page_errors.allow(r"favicon\.ico")  # the JSON page visited in between has none
+    page.click("#share-button")
+    expect(page.locator("#share-url")).to_have_value(re.compile(r"/s/[0-9a-f]{24}$"))
+    url = page.locator("#share-url").input_value()
+
+    shared = new_page()
+    shared.goto(url)
+    expect(shared.locator("#message-editor .message")).to_have_count(2)
+    add_message(shared, "Added after opening the share")
+    shared.goto("/api/engines")  # leave the page...
+    shared.go_back()  # ...and come back to it
+    expect(shared.locator(".CodeMirror")).to_be_visible()
+    contents = [
+        "You are a helpful assistant.",
+        "What is the capital of France?",
+        "Added after opening the share",
+    ]
+    expect_consistent(shared, contents)
+
+    # The next keystroke edits that conversation: no phantom turn appears.
+    card = shared.locator("#message-editor .message").nth(2).locator("textarea").first
+    card.press_sequentially("!", delay=30)
+    contents[2] += "!"
+    expect(shared.locator("#prompt-raw")).to_have_value(re.compile(re.escape(contents[2])))
+    expect_consistent(shared, contents)
+    assert prompt(shared).count("<|im_start|>") == 4  # 3 turns and the generation prompt
+
+
+def test_reset_returns_to_the_default_state_and_back_undoes_it(page: Page) -> None:
+    default_prompt = prompt(page)
+    add_message(page, "Kept for Back")
+    set_template(page, "MINE {{ messages | length }}")
+    expect(page.locator("#prompt-raw")).to_have_value("MINE 3")
+
+    page.click("#reset")
+    expect(page.locator("#prompt-raw")).to_have_value(default_prompt)
+    expect_consistent(page, ["You are a helpful assistant.", "What is the capital of France?"])
+    assert "<|im_start|>" in editor_text(page)
+
+    page.go_back()
+    expect(page.locator("#prompt-raw")).to_have_value("MINE 3")
+    assert editor_text(page) == "MINE {{ messages | length }}"
+    expect(page.locator("#message-editor .message")).to_have_count(3)
