@@ -146,3 +146,17 @@ def test_reset_returns_to_the_default_state_and_back_undoes_it(page: Page) -> No
     expect(page.locator("#prompt-raw")).to_have_value("MINE 3")
     assert editor_text(page) == "MINE {{ messages | length }}"
     expect(page.locator("#message-editor .message")).to_have_count(3)
+
+
+def test_a_state_too_large_to_keep_says_so(page: Page) -> None:
+    # As the browser answers when sessionStorage is full (a few MB per site).
+    page.evaluate(
+        """() => { Storage.prototype.setItem = function () {
+            throw new DOMException("full", "QuotaExceededError"); }; }"""
+    )
+    set_template(page, "TOO BIG")
+    note = page.locator("#persist-note")
+    expect(note).to_be_visible()
+    expect(note).to_have_text(
+        "This state is too large to keep across a reload: Share it to keep it."
+    )
