@@ -1,5 +1,6 @@
 // The playground page: the form works without this file; it adds the live editor,
-// the structured message editor, uploads that send only a GGUF header, and sharing.
+// the structured message editor and sharing (sources.js loads
+// templates and files).
 // Everything user-supplied is written with textContent or .value, never as HTML.
 "use strict";
 
@@ -132,148 +133,20 @@
     showView($("#view").value || "prompt");
     applyWhitespace();
     showErrorLine(Number(output.dataset.errorLine) || null);
-    bindTemplateTabs();
   }
 
-  // --- Sources: the library, GGUF files (header only), Hugging Face files ---
+  // --- The library, for the Diff view's second template (sources.js loads the main one) ---
   async function libraryTemplate(name) {
     const response = await fetch("/api/library/" + encodeURIComponent(name));
     if (!response.ok) throw new Error("library template " + name + " not found");
     return response.json();
   }
 
-  $("#library-select").addEventListener("change", (event) => {
-    const option = event.target.selectedOptions[0];
-    $("#library-notes").textContent = option ? option.title : "";
-    event.stopPropagation();
-  });
-  $("#library-load").addEventListener("click", async (event) => {
-    event.preventDefault();
-    const entry = await libraryTemplate($("#library-select").value);
-    setTemplate(entry.template);
-  });
   $("#compare-library").addEventListener("change", async (event) => {
     if (!event.target.value) return;
     const entry = await libraryTemplate(event.target.value);
     setField("compare_template", entry.template);
   });
-
-  function uploadStatus(percent, message) {
-    $("#upload-status").hidden = false;
-    $("#upload-progress").value = percent;
-    $("#upload-message").textContent = message;
-  }
-
-  /** POST with upload progress (fetch cannot report it). */
-  function post(url, body, onProgress) {
-    return new Promise((resolve, reject) => {
-      const xhr = new XMLHttpRequest();
-      xhr.open("POST", url);
-      xhr.upload.onprogress = (e) => { if (e.lengthComputable) onProgress(e.loaded / e.total); };
-      xhr.onload = () => {
-        let json = null;
-        try { json = JSON.parse(xhr.responseText); } catch (error) { json = null; }
-        resolve({ status: xhr.status, json });
-      };
-      xhr.onerror = () => reject(new Error("the upload failed"));
-      xhr.send(body);
-    });
-  }
-
-  const FIRST_PREFIX = 16 * 1024 * 1024;
-
-  /** Send the first bytes of a GGUF file, more only when the server asks (409). */
-  async function uploadGGUF(file) {
-    let size = Math.min(FIRST_PREFIX, file.size);
-    for (;;) {
-      const url = "/api/sources/gguf?name=" + encodeURIComponent(file.name);
-      // The server takes GGUF bytes only as application/octet-stream (see app/web/guards.py).
-      const prefix = file.slice(0, size, "application/octet-stream");
-      const answer = await post(url, prefix, (done) =>
-        uploadStatus(Math.round(done * 100), `Reading the header of ${file.name}: ${size} of ${file.size} bytes…`));
-      if (answer.status === 409 && size < file.size) {
-        size = Math.min(file.size, Math.max(answer.json.error.need_bytes, size * 2));
-        continue;
-      }
-      return answer;
-    }
-  }
-
-  async function uploadHF(files) {
-    const data = new FormData();
-    Array.from(files).forEach((file, index) => data.append("file" + index, file, file.name));
-    return post("/api/sources/hf", data, (done) => uploadStatus(Math.round(done * 100), "Uploading…"));
-  }
-
-  function useSource(source, fileName) {
-    $("#source_id").value = source.id;
-    $("#source_kind").value = source.kind;
-    $("#source_file_name").value = fileName || "";
-    const names = Object.keys(source.templates || {});
-    const name = names.includes("default") ? "default" : names[0];
-    $("#template_name").value = name || "";
-    $("#special_tokens").value = JSON.stringify(source.special_tokens || {}, null, 2);
-    if (name) setTemplate(source.templates[name]);
-    else changed($("#special_tokens"));
-  }
-
-  function humanSize(bytes) {
-    const units = ["bytes", "KB", "MB", "GB", "TB"];
-    let size = bytes;
-    let unit = 0;
-    while (size >= 1000 && unit < units.length - 1) { size /= 1000; unit += 1; }
-    return (unit ? size.toFixed(1) : String(size)) + " " + units[unit];
-  }
-
-  /** What was loaded: the file, its size, and (for GGUF) how much of it was read. */
-  function loadedMessage(source, fileName, fileSize) {
-    const names = Object.keys(source.templates || {});
-    const read = source.header_bytes ? `, header ${humanSize(source.header_bytes)} read` : "";
-    const templates = names.length ? `; templates: ${names.join(", ")}` : "; no template";
-    return `Loaded ${fileName} (${humanSize(fileSize)}${read})${templates}`;
-  }
-
-  async function loadSource(upload, fileName, fileSize) {
-    try {
-      const answer = await upload();
-      if (answer.status !== 200) {
-        const error = (answer.json && answer.json.error) || {};
-        uploadStatus(0, `Could not read ${fileName}: ${error.message || "HTTP " + answer.status}`);
-        return;
-      }
-      uploadStatus(100, loadedMessage(answer.json, fileName, fileSize));
-      useSource(answer.json, fileName);
-    } catch (error) {
-      uploadStatus(0, String(error.message || error));
-    }
-  }
-
-  $("#gguf-file").addEventListener("change", (event) => {
-    event.stopPropagation();
-    const file = event.target.files[0];
-    if (file) loadSource(() => uploadGGUF(file), file.name, file.size);
-  });
-  $("#gguf-file").addEventListener("input", (event) => event.stopPropagation());
-  $("#hf-files").addEventListener("change", (event) => {
-    event.stopPropagation();
-    const files = event.target.files;
-    const list = Array.from(files);
-    const total = list.reduce((sum, file) => sum + file.size, 0);
-    if (list.length) loadSource(() => uploadHF(files), list.map((f) => f.name).join(", "), total);
-  });
-  $("#hf-files").addEventListener("input", (event) => event.stopPropagation());
-
-  function bindTemplateTabs() {
-    const data = $("#source-templates");
-    if (!data) return;
-    const templates = JSON.parse(data.textContent);
-    $$(".template-tab").forEach((tab) => {
-      tab.onclick = () => {
-        $("#template_name").value = tab.dataset.templateName;
-        setTemplate(templates[tab.dataset.templateName]);
-      };
-    });
-  }
 
   // --- Sharing ---
   $("#share-button").addEventListener("click", async () => {
@@ -287,6 +160,6 @@
     box.select();
   });
 
-  window.playground = { editor, setTemplate, showView };
+  window.playground = { editor, setTemplate, setField, changed, showView };
   afterOutput();
 })();

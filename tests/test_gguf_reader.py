@@ -172,7 +172,10 @@ def test_bad_magic() -> None:
     with pytest.raises(GGUFError) as info:
         read_header(b"PK\x03\x04" + bytes(40))
     assert info.value.offset == 0
-    assert str(info.value) == "expected magic 'GGUF' at offset 0, found b'PK\\x03\\x04'"
+    assert str(info.value) == (
+        'this file does not start with "GGUF", so it is not a GGUF file '
+        "(it starts with the bytes 50 4B 03 04); it looks like a ZIP archive"
+    )
     with pytest.raises(GGUFError):
         read_header(b"GX")  # wrong even before four bytes have arrived
     assert isinstance(read_header(b"GG"), IncompleteHeader)
@@ -181,12 +184,12 @@ def test_bad_magic() -> None:
 @pytest.mark.parametrize(
     "data, offset, match",
     [
-        (HEAD + struct.pack("<QQ", 0, 10**9), 16, "impossible KV count"),
-        (HEAD + struct.pack("<QQ", 2**40, 1), 8, "impossible tensor count"),
-        (ONE_KEY + struct.pack("<IQ", 8, 2**63), 37, "impossible length"),
-        (ONE_KEY + struct.pack("<IIQ", 9, 0, 2**40), 41, "impossible length"),
-        (ONE_KEY + struct.pack("<IIQ", 9, 9, 2**40), 41, "impossible length"),
-        (HEAD + struct.pack("<QQQ", 0, 1, 2**20), 24, "impossible length"),
+        (HEAD + struct.pack("<QQ", 0, 10**9), 16, "at byte 16: it counts 1,000,000,000 keys"),
+        (HEAD + struct.pack("<QQ", 2**40, 1), 8, "at byte 8: it counts 1,099,511,627,776 tensors"),
+        (ONE_KEY + struct.pack("<IQ", 8, 2**63), 37, "a string claims to be"),
+        (ONE_KEY + struct.pack("<IIQ", 9, 0, 2**40), 41, "claims to be"),
+        (ONE_KEY + struct.pack("<IIQ", 9, 9, 2**40), 41, "claims to be"),
+        (HEAD + struct.pack("<QQQ", 0, 1, 2**20), 24, "a key claims to be 1,048,576 bytes long"),
         (_gguf([("k", T.UINT8, 1)])[:-1], None, None),
     ],
     ids=["1e9-kvs", "2^40-tensor", "2^63-string", "2^40-array", "2^40-arrays", "1MiB-key", "short"],
@@ -221,15 +224,15 @@ def test_plausible_lengths_past_the_prefix_are_incomplete() -> None:
 
 def test_unknown_types_are_errors_with_offsets() -> None:
     head = ONE_KEY
-    with pytest.raises(GGUFError, match="unknown value type 99 at offset 33") as info:
+    with pytest.raises(GGUFError, match="at byte 33: a value of type 99, which GGUF") as info:
         read_header(head + struct.pack("<I", 99) + bytes(16))
     assert info.value.offset == 33
-    with pytest.raises(GGUFError, match="unknown array element type 99 at offset 37"):
+    with pytest.raises(GGUFError, match="at byte 37: an array of type 99, which GGUF"):
         read_header(head + struct.pack("<IIQ", 9, 99, 1) + bytes(16))
 
 
 def test_hostile_structure() -> None:
-    with pytest.raises(GGUFError, match="duplicate key 'a'"):
+    with pytest.raises(GGUFError, match="the key 'a' appears twice"):
         read_header(_gguf([("a", T.UINT8, 1), ("a", T.UINT8, 2)]))
     deep: tuple = (T.UINT8, [])
     for _ in range(20):

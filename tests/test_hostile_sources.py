@@ -221,7 +221,9 @@ def test_a_file_that_is_not_utf8_is_named(client):
         answer = client.post("/api/sources/hf", data=data, content_type="multipart/form-data")
         assert answer.status_code == 422
         assert answer.json["error"]["file"] == "x.jinja"
-        assert answer.json["error"]["message"] == "x.jinja: not UTF-8 text"
+        assert answer.json["error"]["message"] == (
+            "x.jinja: this file is not UTF-8 text, so not a tokenizer or template file"
+        )
 
 
 # Found by bench/fuzz_hf.py (case 8266 of its seed, 20,000-case run): files accepted when

@@ -72,19 +72,27 @@ def test_same_header_same_id_whatever_follows(client):
     assert padded["file_name"] == "copy.gguf"
 
 
+NOT_GGUF = 'this file does not start with "GGUF", so it is not a GGUF file'
+
+
 @pytest.mark.parametrize(
     ("data", "offset", "words"),
     [
-        (b"PK\x03\x04" + bytes(40), 0, "magic"),
-        (b"GGUF" + (1).to_bytes(4, "little") + bytes(16), 4, "version 1"),
+        (b"PK\x03\x04" + bytes(40), 0, f"{NOT_GGUF} (it starts with the bytes 50 4B 03 04)"),
+        (b"not a model", 0, f'{NOT_GGUF} (it starts with "not ")'),
+        (b"\n<!DOCTYPE html><html>", 0, "it looks like a web page (HTML)"),
+        (b'{"chat_template": "x"}', 0, "it looks like JSON: load tokenizer files as Hugging Face"),
+        (b"GGUF" + (1).to_bytes(4, "little") + bytes(16), 4, "GGUF file of version 1 (2023)"),
+        (b"GGUF" + (9).to_bytes(4, "little") + bytes(16), 4, "says it is of version 9"),
     ],
 )
-def test_malformed_gguf_is_422_with_offset(client, data, offset, words):
+def test_malformed_gguf_is_422_with_offset_and_says_what_is_wrong(client, data, offset, words):
     response = client.post("/api/sources/gguf", data=data, content_type="application/octet-stream")
     assert response.status_code == 422
     error = response.json["error"]
     assert (error["type"], error["offset"]) == ("GGUFError", offset)
     assert words in error["message"]
+    assert "b'" not in error["message"]  # words, not Python's bytes
 
 
 def test_upload_over_the_cap_is_413(tmp_path):
@@ -234,3 +242,19 @@ def test_broken_hf_files_are_422_naming_the_file(client, files, bad_file):
     assert response.status_code == 422
     assert response.json["error"]["file"] == bad_file
     assert bad_file in response.json["error"]["message"]
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "words"),
+    [
+        ("tokenizer.json", b"[1, 2]", "tokenizer.json: this file does not hold a JSON object"),
+        ("tokenizer_config.json", b'"x"', "does not hold a JSON object (one that starts with '{')"),
+        ("tokenizer.json", b"\x89PNG\xff", "tokenizer.json: this file is not UTF-8 text, so not"),
+        ("tokenizer_config.json", b"{nope", "tokenizer_config.json: not valid JSON: Expecting"),
+    ],
+)
+def test_hf_refusals_say_what_is_wrong_in_words(client, name, data, words):
+    files = {"f": (io.BytesIO(data), name)}
+    response = client.post("/api/sources/hf", data=files, content_type="multipart/form-data")
+    assert response.status_code == 422
+    assert words in response.json["error"]["message"]

@@ -70,6 +70,7 @@ def states(now=ANY_NOW, text=ANY_TEXT, continued=ANY_TEXT, compared=ANY_COMPARED
             file_name=st.none() | SOME_TEXT,
             template_name=st.none() | SOME_TEXT,
         ),
+        library=st.none() | SOME_TEXT,
         view=st.none() | SOME_TEXT,
     )
 
@@ -139,6 +140,7 @@ def test_pinned_keeps_a_clock_and_sets_a_missing_one():
         ({"compare_engines": "yes"}, "compare_engines"),
         ({"add_bos_token": 1}, "add_bos_token"),
         ({"view": 3}, "view"),
+        ({"library": ["chatml"]}, "library"),
         ({"source": {"id": "s", "kind": "hf", "file_name": 1}}, "source.file_name"),
         ({"engine": "vllm"}, "engine"),
         ({"now": 5}, "now"),
@@ -199,7 +201,8 @@ def test_a_field_that_cannot_be_read_keeps_its_default_and_is_named():
 
 
 def test_the_first_visit_state():
-    state = first_visit("T", datetime(2024, 1, 2, 3, 4, 5, 6))
+    state = first_visit("T", datetime(2024, 1, 2, 3, 4, 5, 6), library="chatml")
     assert state.template == "T" and state.add_generation_prompt
+    assert state.library == "chatml" and form_values(state)["library"] == "chatml"
     assert state.now == "2024-01-02T03:04:05" and state.view == "prompt"
     assert state.messages[-1]["role"] == "user"

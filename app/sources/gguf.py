@@ -163,13 +163,13 @@ class _Reader:
     def check_span(self, at: int, size: int, what: str) -> None:
         """Refuse a length no real file could have, before anything is allocated."""
         if self.pos + size > MAX_PLAUSIBLE_BYTES:
-            raise GGUFError(at, f"impossible length at offset {at}: {what} claims {size} bytes")
+            raise GGUFError(at, _implausible(at, f"{what} claims to be {size:,} bytes long"))
 
     def string(self, what: str, cap: int = MAX_PLAUSIBLE_BYTES) -> str:
         at = self.pos
         size = self.u64()
         if size > cap:
-            raise GGUFError(at, f"impossible length at offset {at}: {what} claims {size} bytes")
+            raise GGUFError(at, _implausible(at, f"{what} claims to be {size:,} bytes long"))
         self.check_span(at, size, what)
         start = self.take(size)
         return self.buf[start : start + size].decode("utf-8", "replace")
@@ -183,7 +183,7 @@ def _value(r: _Reader, vtype: int, at: int, depth: int) -> Any:
         return _array(r, depth)
     unpacker = r.structs.get(vtype)  # type: ignore[call-overload]
     if unpacker is None:
-        raise GGUFError(at, f"unknown value type {vtype} at offset {at} (expected 0 to 12)")
+        raise GGUFError(at, _damaged(at, f"a value of type {vtype}, which GGUF does not define"))
     (value,) = unpacker.unpack_from(r.buf, r.take(unpacker.size))
     return value != 0 if vtype == GGUFValueType.BOOL else value
 
@@ -194,9 +194,9 @@ def _array(r: _Reader, depth: int) -> list[Any]:
     etype = r.u32()
     count = r.u64()
     if etype not in _MIN_SIZES:
-        raise GGUFError(at, f"unknown array element type {etype} at offset {at}")
+        raise GGUFError(at, _damaged(at, f"an array of type {etype}, which GGUF does not define"))
     if depth >= MAX_ARRAY_DEPTH:
-        raise GGUFError(at, f"arrays nested deeper than {MAX_ARRAY_DEPTH} at offset {at}")
+        raise GGUFError(at, _damaged(at, f"arrays nested deeper than {MAX_ARRAY_DEPTH}"))
     r.check_span(at + 4, count * _MIN_SIZES[etype], f"an array of {count} items")
     if count > r.items_left:
         raise GGUFError(
@@ -249,10 +249,48 @@ def _arrays(r: _Reader, count: int, depth: int) -> list[Any]:
     return out
 
 
+def _damaged(at: int, what: str) -> str:
+    """A message for bytes no real GGUF file holds: where, and what is wrong there."""
+    return f"the header is damaged at byte {at:,}: {what}"
+
+
+def _implausible(at: int, claim: str) -> str:
+    """A message for a size or count larger than any model, refused before allocating."""
+    return _damaged(at, f"{claim}, more than any real model file has")
+
+
+#: What a file that is not GGUF often is, by its first bytes.
+_OTHER_FORMATS = (
+    (b"version https://git-lfs", "a Git LFS pointer, not the model file it stands for"),
+    (b"<", "a web page (HTML), perhaps saved from a download link"),
+    (b"{", "JSON: load tokenizer files as Hugging Face files"),
+    (b"PK\x03\x04", "a ZIP archive"),
+    (b"\x1f\x8b", "a gzip archive"),
+    (b"\x93NUMPY", "a NumPy array"),
+)
+
+
+def not_gguf(buf: bytes) -> str:
+    """Why `buf` is not a GGUF file, in words: what it starts with, and what it looks like."""
+    head = buf[:4]
+    if all(32 <= byte < 127 for byte in head):
+        shown = f'"{head.decode("ascii")}"'
+    else:
+        shown = "the bytes " + " ".join(f"{byte:02X}" for byte in head)
+    message = (
+        f'this file does not start with "GGUF", so it is not a GGUF file (it starts with {shown})'
+    )
+    text = buf[:64].lstrip()  # a page or JSON may start with blank lines
+    for start, kind in _OTHER_FORMATS:
+        if text.startswith(start):
+            return f"{message}; it looks like {kind}"
+    return message
+
+
 def _start(buf: bytes) -> tuple[str, int]:
     """Check the magic and version; return the byte order and version."""
     if buf[:4] != MAGIC[: len(buf)]:
-        raise GGUFError(0, f"expected magic 'GGUF' at offset 0, found {buf[:4]!r}")
+        raise GGUFError(0, not_gguf(buf))
     if len(buf) < 8:
         raise _Short(_FIXED_HEADER)
     little = int.from_bytes(buf[4:8], "little")
@@ -260,9 +298,11 @@ def _start(buf: bytes) -> tuple[str, int]:
     # A version of 0x03000000 read little-endian is a big-endian version 3 file.
     order, version = ("<", little) if little <= 0xFFFF else (">", big)
     if version == 1:
-        raise GGUFError(4, "GGUF version 1 is not supported (only versions 2 and 3)")
+        message = "this is a GGUF file of version 1 (2023), which is not supported: convert "
+        raise GGUFError(4, message + "the model again with a current llama.cpp")
     if version not in (2, 3):
-        raise GGUFError(4, f"unsupported GGUF version {version} at offset 4 (expected 2 or 3)")
+        message = f"this GGUF file says it is of version {version}; versions 2 and 3 can be read"
+        raise GGUFError(4, message)
     return order, version
 
 
@@ -270,9 +310,9 @@ def _counts(r: _Reader) -> tuple[int, int]:
     """The tensor count and KV count, refused if no real file could have them."""
     tensor_count, kv_count = r.u64(), r.u64()
     if tensor_count > MAX_TENSOR_COUNT:
-        raise GGUFError(8, f"impossible tensor count {tensor_count} at offset 8")
+        raise GGUFError(8, _implausible(8, f"it counts {tensor_count:,} tensors"))
     if kv_count > MAX_KV_COUNT:
-        raise GGUFError(16, f"impossible KV count {kv_count} at offset 16")
+        raise GGUFError(16, _implausible(16, f"it counts {kv_count:,} keys"))
     return tensor_count, kv_count
 
 
@@ -284,7 +324,7 @@ def _kvs(r: _Reader, kv_count: int) -> dict[str, Any]:
         try:
             key = r.string("a key", MAX_NAME_BYTES)
             if key in fields:
-                raise GGUFError(at, f"duplicate key {key!r} at offset {at}")
+                raise GGUFError(at, _damaged(at, f"the key {key!r} appears twice"))
             type_at = r.pos
             fields[key] = _value(r, r.u32(), type_at, 0)
         except _Short as short:
@@ -300,7 +340,7 @@ def _tensor(r: _Reader) -> TensorInfo:
     name = r.string("a tensor name", MAX_NAME_BYTES)
     n_dims = r.u32()
     if n_dims > MAX_TENSOR_DIMS:
-        raise GGUFError(at, f"tensor {name!r} at offset {at} has {n_dims} dimensions (max 4)")
+        raise GGUFError(at, _damaged(at, f"tensor {name!r} has {n_dims} dimensions (at most 4)"))
     dims = struct.unpack_from(f"{r.order}{n_dims}Q", r.buf, r.take(8 * n_dims))
     return TensorInfo(name, dims, r.u32(), r.u64())
 

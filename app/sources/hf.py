@@ -61,6 +61,9 @@ class HFSource:
     tokenizer_config: dict[str, Any] = field(default_factory=dict)
 
 
+#: A JSON file that holds something else than an object (a list, a string, no JSON).
+_NOT_AN_OBJECT = "this file does not hold a JSON object (one that starts with '{')"
+
 #: Control characters JSON writes escaped (as `json` does with ensure_ascii=False), besides
 #: `"` and backslashes; in UTF-8 none of these bytes is ever part of a longer character.
 _CONTROLS = {b"\n": b"\\n", b"\r": b"\\r", b"\t": b"\\t", b"\b": b"\\b", b"\f": b"\\f"}
@@ -197,7 +200,7 @@ def templates_from_config_value(name: str, value: Any) -> dict[str, str]:
 def _read_config(source: HFSource, text: str) -> dict[str, str]:
     config = _load_json("tokenizer_config.json", text)
     if not isinstance(config, dict):
-        raise HFFileError("tokenizer_config.json", "must hold a JSON object")
+        raise HFFileError("tokenizer_config.json", _NOT_AN_OBJECT)
     source.tokenizer_config = config
     source.special_tokens = special_tokens_from_config(config)
     for flag in ("add_bos_token", "add_eos_token"):
@@ -284,6 +287,6 @@ def read_hf_files(files: Mapping[str, str]) -> HFSource:
         # for a file it cannot read); reading all of it into Python here as well would
         # cost ten times its size and double the time.
         if not by_name["tokenizer.json"].lstrip().startswith("{"):
-            raise HFFileError("tokenizer.json", "must hold a JSON object")
+            raise HFFileError("tokenizer.json", _NOT_AN_OBJECT)
         source.tokenizer_json = by_name["tokenizer.json"]
     return source

@@ -58,7 +58,27 @@ class Library:
         entry = self.entry(name)
         if entry is None:
             return None
-        return (self.folder / entry.file).read_text(encoding="utf-8")
+        return _read_template(self.folder / entry.file)
+
+    def matching(self, text: str) -> LibraryEntry | None:
+        """The first entry whose template is exactly `text`, if any (an uploaded
+        template that is a library one gets its notes)."""
+        name = _names_by_text(self.folder).get(text)
+        return None if name is None else self.entry(name)
+
+
+@lru_cache(maxsize=256)
+def _read_template(path: Path) -> str:
+    # The page compares the editor's text with its library template on every render.
+    return path.read_text(encoding="utf-8")
+
+
+@lru_cache(maxsize=4)
+def _names_by_text(folder: Path) -> dict[str, str]:
+    names: dict[str, str] = {}
+    for entry in _read_manifest(folder):
+        names.setdefault(_read_template(folder / entry.file), entry.name)
+    return names
 
 
 @lru_cache(maxsize=4)

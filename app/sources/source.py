@@ -146,5 +146,13 @@ def source_from_hf(
         add_bos_token=files.add_bos_token,
         add_eos_token=files.add_eos_token,
         tokenizer=tokenizer,
+        metadata=_hf_metadata(files.tokenizer_config),
         oversized_templates=oversized,
     )
+
+
+def _hf_metadata(config: dict[str, Any]) -> dict[str, Any]:
+    """The model's name, when the tokenizer config says it (`name_or_path`, which older
+    versions of transformers wrote on saving): the page names the loaded model."""
+    name = config.get("name_or_path")
+    return {"name": name[:200]} if isinstance(name, str) and name.strip() else {}

@@ -43,11 +43,14 @@ SAMPLE_MESSAGES = [
 ]
 
 
-def first_visit(template: str, now: datetime | None = None) -> PlaygroundState:
-    """What the page shows on a first visit: `template`, a short conversation, the clock
-    pinned to this second."""
+def first_visit(
+    template: str, now: datetime | None = None, library: str | None = None
+) -> PlaygroundState:
+    """What the page shows on a first visit: `template` (the library's `library`), a
+    short conversation, the clock pinned to this second."""
     return PlaygroundState(
         template=template,
+        library=library,
         messages=copy.deepcopy(SAMPLE_MESSAGES),
         add_generation_prompt=True,
         now=(now or datetime.now()).replace(microsecond=0).isoformat(),
@@ -111,6 +114,7 @@ def _form_body(form: Mapping[str, str], max_depth: int, problems: dict[str, str]
         compare_template=compare if compare.strip() else None,
         engine=form.get("engine") or None,
         source=_source(form),
+        library=form.get("library") or None,
         view=form.get("view") or None,
     )
     body.setdefault("messages", [])
@@ -162,6 +166,7 @@ def form_values(state: PlaygroundState) -> dict[str, str]:
         source_kind=source.kind if source else "",
         source_file_name=(source.file_name or "") if source else "",
         template_name=(source.template_name or "") if source else "",
+        library=state.library or "",
         view=state.view or "",
     )
     return values

@@ -146,6 +146,9 @@ class PlaygroundState:
     #: The engine the Diff view compares against instead (True: the other engine).
     compare_engines: bool | str = False
     source: SourceRef | None = None
+    #: The library template the template was loaded from (edited since, maybe); None
+    #: when it was typed or comes from the source.
+    library: str | None = None
     #: The output tab to open; None for the first one.
     view: str | None = None
 
@@ -165,6 +168,7 @@ class PlaygroundState:
             compare_template=_optional_string(body, "compare_template"),
             compare_engines=_compare_engines(body),
             source=SourceRef.from_json(body.get("source")),
+            library=_optional_string(body, "library"),
             view=_optional_string(body, "view"),
         )
 
@@ -186,6 +190,7 @@ class PlaygroundState:
             "documents": self.documents,
             "engine": None if self.engine == DEFAULT_ENGINE else self.engine,
             "kwargs": self.kwargs,
+            "library": self.library,
             "messages": self.messages,
             "now": self.now,
             "source": None if self.source is None else self.source.to_json(),

@@ -7,6 +7,7 @@ from typing import Any
 
 from flask import Blueprint, Response, abort, current_app, render_template, request
 
+from app.display.origin import template_origin
 from app.display.outputs import PageLimits, build_outputs
 from app.render.engines import engine_list
 from app.state import PlaygroundState
@@ -32,6 +33,7 @@ def page_context(state: PlaygroundState, problems: dict[str, str] | None = None)
         "form": form_values(state),
         "field_problems": problems or {},
         "outputs": outputs,
+        "origin": template_origin(state, outputs.source, library()),
         "library": library().entries,
         "engines": engine_list(),
         "seq": request.values.get("seq", "0"),
@@ -49,7 +51,8 @@ def page_limits() -> PageLimits:
 def index() -> str:
     """A first visit: the ChatML template and a short conversation."""
     template = library().template(DEFAULT_TEMPLATE) or ""
-    return render_template("page.html", **page_context(first_visit(template)))
+    state = first_visit(template, library=DEFAULT_TEMPLATE)
+    return render_template("page.html", **page_context(state))
 
 
 @blueprint.post("/")
@@ -57,9 +60,10 @@ def submit() -> str:
     """The form posted without JavaScript: the whole page, rendered for that state."""
     state, problems = state_from_form(request.form, max_json_depth())
     if request.form.get("action") == "load_library":
-        chosen = library().template(request.form.get("library", ""))
+        name = request.form.get("library", "")
+        chosen = library().template(name)
         if chosen is not None:
-            state = replace(state, template=chosen)
+            state = replace(state, template=chosen, library=name)
     return render_template("page.html", **page_context(state, problems))
 
 

@@ -58,7 +58,8 @@ def load_hf() -> tuple[dict, int]:
         last_parts.add(last)
         files[name] = upload.read()
         if not is_utf8(files[name]):
-            raise SourceRefused(Refused("HFFileError", f"{name}: not UTF-8 text", file=name))
+            message = f"{name}: this file is not UTF-8 text, so not a tokenizer or template file"
+            raise SourceRefused(Refused("HFFileError", message, file=name))
     if not files:
         raise RequestError("files", "Upload at least one file (multipart/form-data).")
     return source_store().load_hf(files).to_json(), 200

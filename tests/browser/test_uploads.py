@@ -1,0 +1,108 @@
+"""Loading files as a user does: dropped on the page, with progress that says what is
+happening, and errors that say in words what is wrong with the file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import JSHandle, Page, expect
+
+from tests.browser.conftest import PageErrors
+from tests.browser.test_source_panel import gemma_gguf
+
+pytestmark = pytest.mark.browser
+
+NOT_GGUF = 'this file does not start with "GGUF", so it is not a GGUF file'
+
+
+def drop(page: Page, files: dict[str, bytes]) -> None:
+    """Drag files over the page and drop them, as from a file manager."""
+    transfer: JSHandle = page.evaluate_handle(
+        """files => {
+            const transfer = new DataTransfer();
+            for (const [name, bytes] of Object.entries(files)) {
+                transfer.items.add(new File([new Uint8Array(bytes)], name));
+            }
+            return transfer;
+        }""",
+        {name: list(data) for name, data in files.items()},
+    )
+    for event in ("dragenter", "dragover"):
+        page.dispatch_event("#template-panel", event, {"dataTransfer": transfer})
+    expect(page.locator("body")).to_have_class("dropping")
+    page.dispatch_event("#template-panel", "drop", {"dataTransfer": transfer})
+    expect(page.locator("body")).not_to_have_class("dropping")
+
+
+def record_upload_messages(page: Page) -> None:
+    """Keep every text the upload status shows, in order, in `window.uploadMessages`."""
+    page.evaluate(
+        """() => {
+            window.uploadMessages = [];
+            const box = document.getElementById("upload-message");
+            new MutationObserver(() => window.uploadMessages.push(box.textContent))
+                .observe(box, {childList: true, characterData: true, subtree: true});
+        }"""
+    )
+
+
+def test_dropping_a_gguf_file_loads_it(page: Page, tmp_path: Path) -> None:
+    drop(page, {"gemma-test.gguf": gemma_gguf(tmp_path).read_bytes()})
+    expect(page.locator("#template-origin")).to_contain_text("gemma-test.gguf")
+    expect(page.locator("#prompt-raw")).to_have_value(
+        "<start_of_turn>system\nYou are a helpful assistant.<end_of_turn>\n"
+        "<start_of_turn>user\nWhat is the capital of France?<end_of_turn>\n"
+    )
+
+
+def test_dropping_a_model_folder_sends_only_the_tokenizer_files(page: Page) -> None:
+    config = {"chat_template": "DROPPED {{ messages | length }}", "eos_token": "</s>"}
+    # The server refuses files it does not know (422): a 200 says they were not sent.
+    with page.expect_response("**/api/sources/hf") as answer:
+        drop(
+            page,
+            {
+                "tokenizer_config.json": json.dumps(config).encode(),
+                "config.json": b"{}",
+                "model.safetensors": bytes(64),
+            },
+        )
+    assert answer.value.status == 200
+    expect(page.locator("#prompt-raw")).to_have_value("DROPPED 2")
+    expect(page.locator("#upload-message")).to_contain_text(
+        "left out config.json, model.safetensors"
+    )
+
+
+def test_progress_says_when_the_server_reads_the_header(page: Page, tmp_path: Path) -> None:
+    record_upload_messages(page)
+    page.set_input_files("#gguf-file", str(gemma_gguf(tmp_path)))
+    expect(page.locator("#upload-message")).to_contain_text("Loaded gemma-test.gguf")
+    messages = page.evaluate("window.uploadMessages")
+    sending = [i for i, m in enumerate(messages) if m.startswith("Sending")]
+    reading = [i for i, m in enumerate(messages) if "reading the header" in m]
+    assert sending and reading, messages
+    assert max(sending) < min(reading) < len(messages) - 1, messages
+
+
+def test_errors_say_what_is_wrong_with_the_file(
+    page: Page, tmp_path: Path, page_errors: PageErrors
+) -> None:
+    page_errors.allow(r"status of 422 .*/api/sources/gguf")
+    page_errors.allow(r"status of 409 .*/api/sources/gguf")
+    saved_page = tmp_path / "model.gguf"
+    saved_page.write_text("<!DOCTYPE html><html><body>Download</body></html>")
+    page.set_input_files("#gguf-file", str(saved_page))
+    message = page.locator("#upload-message")
+    expect(message).to_contain_text(f"Could not read model.gguf: {NOT_GGUF}")
+    expect(message).to_contain_text("it looks like a web page (HTML)")
+    expect(message).not_to_contain_text("b'")
+
+    cut = tmp_path / "cut.gguf"
+    cut.write_bytes(gemma_gguf(tmp_path).read_bytes()[:40])
+    page.set_input_files("#gguf-file", str(cut))
+    expect(message).to_contain_text(
+        "Could not read cut.gguf: the file ends after 40 bytes, inside its header"
+    )
