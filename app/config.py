@@ -106,14 +106,15 @@ SETTINGS = (
         "PAGE_CHARS",
         100_000,
         int,
-        "Prompt characters the page draws with markers, and diff text it draws; the rest is"
-        " plain text, counted.",
+        "Diff text the page draws; the rest is counted. (The prompt is drawn whole, with"
+        " markers on what is on screen.)",
     ),
     Setting(
         "PAGE_TOKENS",
-        20_000,
+        200_000,
         int,
-        "Tokens the page draws (Tokens view, token diff); it says how many there are in all.",
+        "Tokens the page sends to its Tokens view (drawn on screen only) and draws in the token"
+        " diff; it says how many there are in all.",
     ),
     Setting(
         "ANALYSIS_TURNS",

@@ -24,19 +24,12 @@ sys.path.insert(0, str(REPO))
 
 from playwright.sync_api import expect, sync_playwright  # noqa: E402
 
+from tests.support.chromium import CHROMIUM_ARGS  # noqa: E402
 from tests.support.server import start_gunicorn  # noqa: E402
 from tests.support.shared_data import VOCAB_DIR  # noqa: E402
 
 VOCAB = VOCAB_DIR / "ggml-vocab-llama-spm.gguf"
 OUTPUT = REPO / "docs" / "screenshot.png"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 
 #: A Hermes / Qwen style tool-calling template, with a BOS token as Hermes 2 Pro has.
 #: (Its leading comment is left out of the editor.)

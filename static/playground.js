@@ -78,8 +78,10 @@
     editor.focus();
   });
 
+  // On the outputs column, which htmx never swaps: a class set on #output itself is
+  // overwritten by the server's when htmx settles a swap (~20 ms later).
   function applyWhitespace() {
-    $("#output").classList.toggle("show-ws", $("#show-whitespace").checked);
+    $("#outputs").classList.toggle("show-ws", $("#show-whitespace").checked);
   }
 
   // Controls that only change the display must not re-render.

@@ -335,10 +335,10 @@ def test_a_huge_share_with_a_vocabulary_makes_a_bounded_page(live_server):
     )
     assert status == 200
     text = page.decode()
-    # It used to be a 166 MB page; now what grows with the prompt is its text, a few times.
+    # It used to be a 166 MB page; now what grows with the prompt is its text, a few times
+    # (the tokens are a few bytes each: the browser draws them, on screen only).
     assert len(page) < 4 * len(content) + 2 * MiB
-    assert 'id="tokens-cut"' in text and "Showing the first 20,000 of" in text
-    assert 'id="prompt-cut"' in text and "first 100,000 of" in text
+    assert 'id="tokens-cut"' in text and "Showing the first 200,000 of" in text
     # Every character of the prompt is still on the page, once drawn and once raw.
     assert text.count("lazy dog") >= 2 * 43_000
 

@@ -26,7 +26,8 @@ from app.analysis.diff import (
     token_opcodes,
     unified,
 )
-from app.display.prompt import Segment, TokenSpan, segment_prompt, token_spans
+from app.display.prompt import prompt_marks
+from app.display.token_data import ids_json, message_tokens, token_data
 from app.errors import RequestError
 from app.problems import TemplateProblem
 from app.render.core import Rendered, RenderRequest
@@ -54,32 +55,29 @@ class PageLimits:
     call away. A 2 MB prompt drawn in full, marker by marker and token by token, made a
     166 MB page."""
 
-    #: Prompt characters drawn with markers, and diff text drawn (`PLAYGROUND_PAGE_CHARS`).
+    #: Diff text drawn (`PLAYGROUND_PAGE_CHARS`); the prompt is drawn whole, only what is
+    #: on screen with its markers.
     chars: int = 100_000
-    #: Tokens drawn in the Tokens view and the token diff (`PLAYGROUND_PAGE_TOKENS`).
-    tokens: int = 20_000
+    #: Tokens sent to the Tokens view (as compact data, drawn on screen only) and drawn in
+    #: the token diff (`PLAYGROUND_PAGE_TOKENS`).
+    tokens: int = 200_000
 
 
 @dataclass
 class Rendering:
-    """One template's prompt (or problem), segmented for display.
+    """One template's prompt (or problem), with its special tokens and markers.
 
-    `segments` cover the first `PageLimits.chars` characters; `tokens` are the first
+    `marks` are `(start, end, kind)` over the whole prompt; `tokens` are the first
     `PageLimits.tokens` of `token_total`.
     """
 
     prompt: str | None = None
     problem: Problem | None = None
-    segments: list[Segment] = field(default_factory=list)
+    marks: list[tuple[int, int, str]] = field(default_factory=list)
     generation_spans: list[tuple[int, int]] = field(default_factory=list)
     tokens: list[Token] | None = None
     token_total: int = 0
     rewrites: list[str] = field(default_factory=list)
-
-    @property
-    def shown_chars(self) -> int:
-        """Characters the segments cover."""
-        return self.segments[-1].start + len(self.segments[-1].text) if self.segments else 0
 
 
 @dataclass
@@ -106,7 +104,8 @@ class Outputs:
 
     main: Rendering
     source: Source | None
-    token_spans: list[TokenSpan] | None
+    #: The Tokens view as compact data (`app.display.token_data`), or None without tokens.
+    token_data: dict[str, Any] | None
     tokens_note: str | None
     comparison: Comparison | None
     command: str
@@ -117,6 +116,9 @@ class Outputs:
     builtin: str | None = None
     #: The GGUF file the commands name; None when none is loaded (they say MODEL.gguf).
     model: str | None = None
+    #: The token ids as a JSON array, and the tokens of each message (Tokens view only).
+    token_ids: str = "[]"
+    message_tokens: list[dict[str, Any]] | None = None
 
 
 def _render(pool: SandboxPool, request: RenderRequest) -> tuple[Rendered | None, Problem | None]:
@@ -169,14 +171,13 @@ def _parts_chars(parts: list[tuple[str, str]] | None) -> int:
 def rendering(
     pool: SandboxPool, request: RenderRequest, source: Source | None, limits: PageLimits
 ) -> Rendering:
-    """Render one template and segment (the first `limits.chars` of) its prompt."""
+    """Render one template and find the special tokens and markers of its prompt."""
     rendered, problem = _render(pool, request)
     if rendered is None:
         return Rendering(problem=problem)
-    shown = rendered.prompt[: limits.chars]
     return Rendering(
         prompt=rendered.prompt,
-        segments=segment_prompt(shown, request.special_tokens.values(), request.template),
+        marks=prompt_marks(rendered.prompt, request.special_tokens.values(), request.template),
         generation_spans=rendered.generation_spans,
         rewrites=rendered.rewrites,
     )
@@ -302,17 +303,21 @@ def build_outputs(
             add_bos_token=state.add_bos_token or bool(source.add_bos_token),
             add_eos_token=state.add_eos_token or bool(source.add_eos_token),
         )
-    main = rendering(pool, state.render_request(), source, limits)
+    request = state.render_request()
+    main = rendering(pool, request, source, limits)
     tokens_of = tokens_with(store, source, limits.tokens)
-    spans, note = None, None
+    data, note, ids, per_message = None, None, "[]", None
     if main.prompt is not None:
         tokens, note = tokens_of(main.prompt)
         if tokens is not None:
             main.tokens, main.token_total = tokens.tokens, tokens.total
             # Only the text the drawn tokens cover: the rest is not "untokenized".
             covered = max((t.end for t in tokens.tokens), default=0)
-            shown = main.prompt if tokens.total == len(tokens.tokens) else main.prompt[:covered]
-            spans = token_spans(shown, tokens.tokens)
+            whole = tokens.total == len(tokens.tokens)
+            data = token_data(main.prompt if whole else main.prompt[:covered], tokens.tokens)
+            ids = ids_json(tokens.tokens)
+            if state.view == "tokens" and whole:
+                per_message = message_tokens(pool, request, main.prompt, tokens.tokens)
     model = gguf_file(state)
     analysis, analysis_problem = None, None
     if state.view == "analysis" and main.prompt is not None:
@@ -332,8 +337,10 @@ def build_outputs(
         analysis_problem=analysis_problem,
         main=main,
         source=source,
-        token_spans=spans,
+        token_data=data,
         tokens_note=note,
+        token_ids=ids,
+        message_tokens=per_message,
         comparison=compare(pool, state, main, source, tokens_of, limits),
         command=llama_server_file_command(model or GGUF_PLACEHOLDER, TEMPLATE_FILE),
         model=model,

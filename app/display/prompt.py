@@ -78,14 +78,32 @@ def _alternation(words: Iterable[str]) -> str:
 
 
 @lru_cache(maxsize=64)
-def _pattern(specials: tuple[str, ...], markers: tuple[str, ...]) -> re.Pattern[str]:
+def _pattern(
+    specials: tuple[str, ...], markers: tuple[str, ...], whitespace: bool = True
+) -> re.Pattern[str]:
     """One capturing alternation for `re.split`; specials come first so they win over markers
     (and over whitespace, for special tokens made of newlines)."""
     alts = [_alternation(specials)] if specials else []
     if markers:
         alts.append(_alternation(markers))
-    alts += [*_BUILTIN_MARKERS, r"\n+| +|\t+|\r+"]
+    alts += [*_BUILTIN_MARKERS, r"\n+| +|\t+|\r+"] if whitespace else _BUILTIN_MARKERS
     return re.compile(f"({'|'.join(alts)})")
+
+
+def prompt_marks(
+    prompt: str, special_tokens: Iterable[object] = (), template: str | None = None
+) -> list[tuple[int, int, str]]:
+    """The special tokens and markers of `prompt`, as `segment_prompt` finds them, as
+    `(start, end, kind)`: what the page highlights. Whitespace the browser finds itself,
+    on screen only, so a long prompt costs one regex pass here."""
+    specials = frozenset(s for s in special_tokens if isinstance(s, str) and s)
+    markers = template_markers(template) if template else []
+    others = tuple(m for m in markers if m not in specials)
+    pattern = _pattern(tuple(sorted(specials)), others, whitespace=False)
+    return [
+        (m.start(), m.end(), "special" if m.group() in specials else "marker")
+        for m in pattern.finditer(prompt)
+    ]
 
 
 # `Segment._make` is a Python function; `tuple.__new__` builds the named tuple in C.

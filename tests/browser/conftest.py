@@ -8,15 +8,14 @@ allowed that message with `page_errors.allow(pattern)`.
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import pytest
 from playwright import sync_api
 
+from tests.support.chromium import CHROMIUM_ARGS, find_chromium
 from tests.support.server import Server, start_gunicorn
 
 Browser = sync_api.Browser
@@ -26,23 +25,13 @@ Page = sync_api.Page
 #: How long `expect(...)` and page actions wait before failing.
 TIMEOUT_MS = 10_000
 
-#: Quiet, headless Debian Chromium (no sandbox: the tests may run as root in a container).
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-
 sync_api.expect.set_options(timeout=TIMEOUT_MS)
 
 
 def chromium_path() -> str:
     """Debian's Chromium, which `./playground test` installs when it is missing."""
-    found = shutil.which("chromium") or "/usr/bin/chromium"
-    if not os.path.exists(found):
+    found = find_chromium()
+    if found is None:
         pytest.fail("no Chromium: `./playground test` installs Debian's chromium package")
     return found
 

@@ -432,7 +432,7 @@ def test_out_of_date_answers_never_overwrite_newer_ones(page: Page) -> None:
 
 
 def test_whitespace_toggle_is_local(page: Page) -> None:
-    output = page.locator("#output")
+    output = page.locator("#outputs")
     toggle = page.locator("#show-whitespace")
     expect(toggle).to_be_checked()
     expect(output).to_have_class(re.compile(r"\bshow-ws\b"))

@@ -62,11 +62,18 @@ class Server:
     """gunicorn from `gunicorn.conf.py` on a free port, in its own process group.
 
     `env` adds to (or overrides) this process's environment; a `PLAYGROUND_DATA_DIR`
-    there, or `data_dir`, names the data folder, else a temporary one is made.
+    there, or `data_dir`, names the data folder, else a temporary one is made. `repo` is
+    the checkout to serve (a bench compares another one's code with this one's).
     """
 
-    def __init__(self, env: dict[str, str] | None = None, data_dir: str | None = None) -> None:
+    def __init__(
+        self,
+        env: dict[str, str] | None = None,
+        data_dir: str | None = None,
+        repo: str | None = None,
+    ) -> None:
         env = env or {}
+        self.repo = repo or REPO
         self.port = free_port()
         self.url = f"http://{HOST}:{self.port}"
         self.data_dir = (
@@ -91,7 +98,7 @@ class Server:
         """Start gunicorn and wait for /healthz; returns the seconds it took."""
         self.process = subprocess.Popen(
             [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py"],
-            cwd=REPO,
+            cwd=self.repo,
             env=self.env,
             stdout=self.log,
             stderr=subprocess.STDOUT,

@@ -1,0 +1,103 @@
+"""Inputs for `bench.page` and the browser tests of the output views: a synthetic
+150k-token vocabulary, long prompts, and the in-page probe that times keystroke to
+updated output."""
+
+from __future__ import annotations
+
+import random
+import string
+from itertools import product
+from pathlib import Path
+
+from gguf import GGUFWriter
+
+#: Tokens in the synthetic SentencePiece vocabulary (as Qwen's and Llama 3's: about 150k).
+VOCAB_SIZE = 150_000
+#: GGUF token types: normal, control, byte.
+NORMAL, CONTROL, BYTE = 1, 3, 6
+
+
+def _pieces(count: int) -> list[str]:
+    """Letters, then "▁"-words of 1 to 5 letters, in order of length: `count` pieces."""
+    pieces = ["▁", *string.ascii_letters, *string.digits, *string.punctuation]
+    for length in range(1, 6):
+        for letters in product(string.ascii_lowercase, repeat=length):
+            word = "".join(letters)
+            pieces.extend(("▁" + word, word) if length > 1 else ("▁" + word,))
+            if len(pieces) >= count:
+                return pieces[:count]
+    return pieces
+
+
+def synthetic_vocab(path: Path, size: int = VOCAB_SIZE) -> Path:
+    """A SentencePiece ("llama") GGUF vocabulary of `size` tokens with byte fallback: a
+    word of up to five lower-case letters after a space is one token, a newline one byte
+    token. Scores grow with length, so words merge whole."""
+    control = ["<unk>", "<s>", "</s>"]
+    byte_tokens = [f"<0x{b:02X}>" for b in range(256)]
+    words = _pieces(size - len(control) - len(byte_tokens))
+    writer = GGUFWriter(path, arch="llama")
+    writer.add_tokenizer_model("llama")
+    writer.add_token_list(control + byte_tokens + words)
+    writer.add_token_scores(
+        [0.0] * (len(control) + len(byte_tokens)) + [float(len(w)) for w in words]
+    )
+    writer.add_token_types([CONTROL] * 3 + [BYTE] * 256 + [NORMAL] * len(words))
+    writer.add_bos_token_id(1)
+    writer.add_eos_token_id(2)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.close()
+    return path
+
+
+def prose(words: int, seed: int = 13) -> str:
+    """`words` short lower-case words (one token each in the synthetic vocabulary), a
+    newline after every 12th: about 4 characters per word."""
+    rng = random.Random(seed)
+    out = []
+    for index in range(words):
+        word = "".join(rng.choices(string.ascii_lowercase, k=rng.choice((2, 3, 3, 4))))
+        out.append(word + ("\n" if index % 12 == 11 else " "))
+    return "".join(out)
+
+
+def long_conversation(tokens: int, turns: int = 20) -> list[dict[str, str]]:
+    """`turns` alternating user and assistant messages of about `tokens` tokens in all."""
+    roles = ("user", "assistant")
+    per_turn = tokens // turns
+    return [
+        {"role": roles[k % 2], "content": prose(per_turn, seed=k).strip()} for k in range(turns)
+    ]
+
+
+def many_messages(count: int = 200) -> list[dict[str, str]]:
+    """`count` short alternating messages, as a long chat has."""
+    roles = ("user", "assistant")
+    return [{"role": roles[k % 2], "content": prose(30, seed=k).strip()} for k in range(count)]
+
+
+#: Installed in the page before an edit: records when a key goes down and when the
+#: output swapped in after it has been drawn (two frames after the swap, so that layout,
+#: paint and anything drawn right after the swap are included).
+PROBE = """() => {
+    const probe = window.__probe = {start: 0, end: 0};
+    const holder = document.getElementById("output").parentElement;
+    let last = document.getElementById("output").dataset.seq;
+    document.addEventListener("keydown", () => {
+        probe.start = performance.now();
+        probe.end = 0;
+    }, true);
+    new MutationObserver(() => {
+        const output = document.getElementById("output");
+        if (!output || output.dataset.seq === last) return;
+        last = output.dataset.seq;
+        requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(() => {
+            probe.end = performance.now();
+        })));
+    }).observe(holder, {childList: true});
+}"""
+
+#: After a page load: milliseconds from navigation start to two frames after the load event.
+FIRST_PAINT = """() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(
+    () => setTimeout(() => done(performance.now())))))"""
