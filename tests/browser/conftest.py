@@ -13,6 +13,7 @@ import re
 import shutil
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import pytest
 from playwright import sync_api
@@ -92,14 +93,16 @@ def page_errors() -> PageErrors:
 @pytest.fixture()
 def new_page(
     browser: Browser, browser_server: Server, page_errors: PageErrors
-) -> Iterator[Callable[[], Page]]:
-    """Open a page in a new browser context (fresh storage), watched for errors."""
+) -> Iterator[Callable[..., Page]]:
+    """Open a page in a new browser context (fresh storage), watched for errors.
+
+    Keyword arguments go to `browser.new_context` (`viewport`, `bypass_csp`, ...).
+    """
     contexts: list[BrowserContext] = []
 
-    def open_page() -> Page:
-        context = browser.new_context(
-            base_url=browser_server.url, viewport={"width": 1400, "height": 1000}
-        )
+    def open_page(**options: Any) -> Page:
+        defaults = {"base_url": browser_server.url, "viewport": {"width": 1400, "height": 1000}}
+        context = browser.new_context(**{**defaults, **options})
         context.set_default_timeout(TIMEOUT_MS)
         contexts.append(context)
         page = context.new_page()

@@ -27,9 +27,8 @@ def overflow(page: Page) -> int:
 
 
 @pytest.fixture()
-def phone(new_page: Callable[[], Page]) -> Page:
-    opened = new_page()
-    opened.set_viewport_size(PHONE)
+def phone(new_page: Callable[..., Page]) -> Page:
+    opened = new_page(viewport=PHONE)
     opened.goto("/")
     expect(opened.locator("#prompt-raw")).to_have_value(re.compile("<\\|im_start\\|>"))
     return opened
