@@ -142,3 +142,13 @@ def test_typing_keeps_the_focus_and_the_other_cards(page: Page) -> None:
     )
     assert marks(page) == list(range(COUNT))
     assert scroll_y(page) == before
+
+
+def test_the_output_stays_in_view_while_editing_lower_messages(page: Page) -> None:
+    load(page, long_conversation())
+    field = page.locator("#message-editor .message").nth(180).locator("textarea").first
+    field.fill("Far down the conversation.")
+    expect(field).to_be_in_viewport()
+    expect(page.locator("#prompt-raw")).to_have_value(re.compile("Far down the conversation"))
+    expect(page.locator("#tab-prompt")).to_be_in_viewport()
+    expect(page.locator("#prompt")).to_be_in_viewport()
