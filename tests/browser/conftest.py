@@ -126,3 +126,14 @@ def page(new_page: Callable[[], Page]) -> Page:
     sync_api.expect(opened.locator(".CodeMirror")).to_be_visible()
     assert opened.evaluate("Boolean(window.playground && window.playground.editor)")
     return opened
+
+
+def compare_with(page: Page, template: str) -> None:
+    """Set the second template with one input event and no focus: `fill` leaves the field
+    focused, and its change event on leaving starts a second render, whose late answer
+    can switch the view back (issue 13, bug 1)."""
+    page.locator("#compare_template").evaluate(
+        "(field, text) => { field.value = text;"
+        " field.dispatchEvent(new Event('input', {bubbles: true})); }",
+        template,
+    )

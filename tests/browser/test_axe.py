@@ -13,6 +13,7 @@ from collections.abc import Callable
 import pytest
 from playwright.sync_api import Page, expect
 
+from tests.browser.conftest import compare_with
 from tests.support import REPO
 from tests.support.shared_data import VOCAB_DIR, needs_shared
 
@@ -70,8 +71,7 @@ def test_no_serious_violations_on_any_view(new_page: Callable[..., Page], width:
     page = open_page(new_page, width)
     found = {"editors": violations(page)}
     show(page, "diff", "#compare_template")
-    page.fill("#compare_template", "{{ messages[0].content }}")  # so the Diff has content
-    # Drawn before switching: a render that lands during a switch can undo it (issue 13, bug 1).
+    compare_with(page, "{{ messages[0].content }}")  # so the Diff has content
     expect(page.locator("#diff-unified")).to_be_visible()
     for view, drawn in VIEWS.items():
         show(page, view, drawn)

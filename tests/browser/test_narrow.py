@@ -8,6 +8,8 @@ from collections.abc import Callable
 import pytest
 from playwright.sync_api import Page, expect
 
+from tests.browser.conftest import compare_with
+
 pytestmark = pytest.mark.browser
 
 PHONE = {"width": 390, "height": 844}
@@ -39,7 +41,8 @@ def test_nothing_overflows_sideways_at_390px(phone: Page) -> None:
     phone.get_by_role("button", name="Output").click()
     # A second template, so the diff views (side by side too) have content.
     phone.click("#tab-diff")
-    phone.fill("#compare_template", "{{ messages[0].content }}")
+    compare_with(phone, "{{ messages[0].content }}")
+    expect(phone.locator("#diff-side")).to_be_visible()
     for view, content in VIEWS.items():
         phone.click(f"#tab-{view}")
         expect(phone.locator(content)).to_be_visible()  # rendered (Analysis, Command on opening)
