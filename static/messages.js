@@ -1,6 +1,10 @@
 // The structured message editor, kept in sync with the raw JSON text area (`#messages`),
 // which stays the form field the server reads. Fields the editor does not know (content
 // blocks, names, ...) are kept as they are.
+//
+// An edit redraws only what it changes (one card, or one tool call), never the whole list:
+// with hundreds of messages a full redraw cost a frame per keystroke, dropped the focus
+// and moved the page. Actions find their message by identity, not by a captured index.
 "use strict";
 
 (function () {
@@ -39,6 +43,18 @@
     return label;
   }
 
+  /** A button whose action changes the messages, then publishes them. */
+  function button(text, action, attributes = {}) {
+    const node = element("button", { type: "button", class: "button small", ...attributes }, text);
+    node.addEventListener("click", () => { action(node); publish(); });
+    return node;
+  }
+
+  /** Keep the control used on screen without jumping: scroll only if it left the view. */
+  function keepInView(node) {
+    node.scrollIntoView({ block: "nearest" });
+  }
+
   /** A field that may be absent: empty text removes the key. */
   function optional(message, key) {
     return (text) => {
@@ -57,34 +73,54 @@
       (text) => { message.content = text; }, true);
   }
 
+  function toolCallRow(message, call) {
+    const fn = call.function || (call.function = {});
+    const row = element("div", { class: "tool-call" });
+    row.appendChild(input("tool call name", fn.name || "", (text) => { fn.name = text; }));
+    const args = typeof fn.arguments === "string" ? fn.arguments : JSON.stringify(fn.arguments || {});
+    row.appendChild(input("arguments (JSON)", args, (text) => {
+      try { fn.arguments = JSON.parse(text); } catch (error) { fn.arguments = text; }
+    }));
+    row.appendChild(input("id", call.id || "", optional(call, "id")));
+    row.appendChild(button("Remove call", () => {
+      message.tool_calls.splice(message.tool_calls.indexOf(call), 1);
+      // The focus goes to the next call's Remove, else to "Add tool call".
+      const next = row.nextElementSibling;
+      row.remove();
+      const target = next.matches(".tool-call") ? next.querySelector(".remove-call") : next;
+      target.focus();
+    }, { class: "button small remove-call" }));
+    return row;
+  }
+
   function toolCallsField(message) {
     const box = element("div", { class: "tool-calls" });
-    (message.tool_calls || []).forEach((call, index) => {
-      const fn = call.function || (call.function = {});
-      const row = element("div", { class: "tool-call" });
-      row.appendChild(input("tool call name", fn.name || "", (text) => { fn.name = text; }));
-      const args = typeof fn.arguments === "string" ? fn.arguments : JSON.stringify(fn.arguments || {});
-      row.appendChild(input("arguments (JSON)", args, (text) => {
-        try { fn.arguments = JSON.parse(text); } catch (error) { fn.arguments = text; }
-      }));
-      row.appendChild(input("id", call.id || "", optional(call, "id")));
-      row.appendChild(button("Remove call", () => { message.tool_calls.splice(index, 1); }));
-      box.appendChild(row);
-    });
-    box.appendChild(button("Add tool call", () => {
+    (message.tool_calls || []).forEach((call) => box.appendChild(toolCallRow(message, call)));
+    box.appendChild(button("Add tool call", (add) => {
+      const call = { type: "function", function: { name: "", arguments: {} } };
       message.tool_calls = message.tool_calls || [];
-      message.tool_calls.push({ type: "function", function: { name: "", arguments: {} } });
+      message.tool_calls.push(call);
+      add.before(toolCallRow(message, call)); // the button stays, and keeps the focus
+      keepInView(add);
     }));
     return box;
   }
 
-  function button(text, action) {
-    const node = element("button", { type: "button", class: "button small" }, text);
-    node.addEventListener("click", () => { action(); draw(); publish(); });
-    return node;
+  /** The fields that depend on the role, drawn again when the role changes. */
+  function roleFields(message) {
+    const fields = [contentField(message)];
+    if (message.role === "assistant") {
+      fields.push(input("reasoning_content", message.reasoning_content || "",
+        optional(message, "reasoning_content"), true));
+      fields.push(toolCallsField(message));
+    }
+    if (message.role === "tool") {
+      fields.push(input("tool_call_id", message.tool_call_id || "", optional(message, "tool_call_id")));
+    }
+    return fields;
   }
 
-  function roleSelect(message) {
+  function roleSelect(message, node, body) {
     const select = element("select", { "aria-label": "role" });
     const roles = ROLES.includes(message.role) ? ROLES : ROLES.concat([message.role]);
     roles.forEach((role) => {
@@ -95,38 +131,48 @@
     select.addEventListener("change", (event) => {
       event.stopPropagation();
       message.role = select.value;
-      draw();
+      node.className = "message role-" + message.role;
+      body.replaceChildren(...roleFields(message));
       publish();
     });
     return select;
   }
 
-  function card(message, index) {
-    const node = element("div", { class: "message role-" + message.role });
-    const head = element("div", { class: "message-head" });
-    head.appendChild(roleSelect(message));
-    head.appendChild(button("↑", () => move(index, -1)));
-    head.appendChild(button("↓", () => move(index, 1)));
-    head.appendChild(button("Remove", () => messages.splice(index, 1)));
-    node.appendChild(head);
-    node.appendChild(contentField(message));
-    if (message.role === "assistant") {
-      node.appendChild(input("reasoning_content", message.reasoning_content || "",
-        optional(message, "reasoning_content"), true));
-      node.appendChild(toolCallsField(message));
-    }
-    if (message.role === "tool") {
-      node.appendChild(input("tool_call_id", message.tool_call_id || "", optional(message, "tool_call_id")));
-    }
-    return node;
-  }
-
-  function move(index, step) {
+  /** Swap a message with its neighbour: the neighbour's card moves, so the focus stays put. */
+  function move(message, node, step, pressed) {
+    const index = messages.indexOf(message);
     const target = index + step;
     if (target < 0 || target >= messages.length) return;
     [messages[index], messages[target]] = [messages[target], messages[index]];
+    const neighbour = step < 0 ? node.previousElementSibling : node.nextElementSibling;
+    if (step < 0) node.after(neighbour);
+    else node.before(neighbour);
+    keepInView(pressed);
   }
 
+  /** Remove a message; the focus goes to the same button of the card taking its place. */
+  function remove(message, node) {
+    messages.splice(messages.indexOf(message), 1);
+    const next = node.nextElementSibling || node.previousElementSibling;
+    node.remove();
+    const target = next ? next.querySelector('[data-action="remove"]') : document.getElementById("add-message");
+    target.focus();
+  }
+
+  function card(message) {
+    const node = element("div", { class: "message role-" + message.role });
+    const head = element("div", { class: "message-head" });
+    const body = element("div", { class: "message-body" });
+    head.appendChild(roleSelect(message, node, body));
+    head.appendChild(button("↑", (b) => move(message, node, -1, b), { "aria-label": "Move up", title: "Move up" }));
+    head.appendChild(button("↓", (b) => move(message, node, 1, b), { "aria-label": "Move down", title: "Move down" }));
+    head.appendChild(button("Remove", () => remove(message, node), { "data-action": "remove" }));
+    body.replaceChildren(...roleFields(message));
+    node.append(head, body);
+    return node;
+  }
+
+  /** Draw every card: only for a new conversation (raw JSON edits, examples, a share). */
   function draw() {
     editor.replaceChildren(...messages.map(card));
   }
@@ -152,10 +198,13 @@
   }
 
   raw.addEventListener("input", readRaw);
-  document.getElementById("add-message").addEventListener("click", () => {
+  const add = document.getElementById("add-message");
+  add.addEventListener("click", () => {
     const last = messages[messages.length - 1];
-    messages.push({ role: last && last.role === "user" ? "assistant" : "user", content: "" });
-    draw();
+    const message = { role: last && last.role === "user" ? "assistant" : "user", content: "" };
+    messages.push(message);
+    editor.appendChild(card(message));
+    keepInView(add);
     publish();
   });
   document.getElementById("toggle-raw").addEventListener("click", () => {

@@ -56,7 +56,12 @@
   // --- Output views: tabs, whitespace markers, copy ---
   function showView(name) {
     $("#view").value = name;
-    $$(".tab").forEach((tab) => tab.classList.toggle("active", tab.dataset.view === name));
+    $$(".tab").forEach((tab) => {
+      const selected = tab.dataset.view === name;
+      tab.classList.toggle("active", selected);
+      tab.setAttribute("aria-selected", String(selected)); // ARIA tabs: one tab stop, the open one
+      tab.tabIndex = selected ? 0 : -1;
+    });
     $$(".view-tools").forEach((tools) => { tools.hidden = tools.dataset.for !== name; });
     const output = $("#output");
     output.className = output.className.replace(/\bview-\w+/g, "").trim() + " view-" + name;

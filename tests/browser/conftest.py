@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import pytest
 from playwright import sync_api
@@ -81,14 +82,16 @@ def page_errors() -> PageErrors:
 @pytest.fixture()
 def new_page(
     browser: Browser, browser_server: Server, page_errors: PageErrors
-) -> Iterator[Callable[[], Page]]:
-    """Open a page in a new browser context (fresh storage), watched for errors."""
+) -> Iterator[Callable[..., Page]]:
+    """Open a page in a new browser context (fresh storage), watched for errors.
+
+    Keyword arguments go to `browser.new_context` (`viewport`, `bypass_csp`, ...).
+    """
     contexts: list[BrowserContext] = []
 
-    def open_page() -> Page:
-        context = browser.new_context(
-            base_url=browser_server.url, viewport={"width": 1400, "height": 1000}
-        )
+    def open_page(**options: Any) -> Page:
+        defaults = {"base_url": browser_server.url, "viewport": {"width": 1400, "height": 1000}}
+        context = browser.new_context(**{**defaults, **options})
         context.set_default_timeout(TIMEOUT_MS)
         contexts.append(context)
         page = context.new_page()
@@ -112,3 +115,14 @@ def page(new_page: Callable[[], Page]) -> Page:
     sync_api.expect(opened.locator(".CodeMirror")).to_be_visible()
     assert opened.evaluate("Boolean(window.playground && window.playground.editor)")
     return opened
+
+
+def compare_with(page: Page, template: str) -> None:
+    """Set the second template with one input event and no focus: `fill` leaves the field
+    focused, and its change event on leaving starts a second render, whose late answer
+    can switch the view back (issue 13, bug 1)."""
+    page.locator("#compare_template").evaluate(
+        "(field, text) => { field.value = text;"
+        " field.dispatchEvent(new Event('input', {bubbles: true})); }",
+        template,
+    )

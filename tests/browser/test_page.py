@@ -139,7 +139,7 @@ def test_message_editor_keeps_the_json_in_sync(page: Page) -> None:
     )
     assert [m["role"] for m in messages_json(page)] == ["system", "user", "assistant"]
 
-    cards.nth(2).get_by_role("button", name="↑").click()
+    cards.nth(2).get_by_role("button", name="Move up").click()
     expect(cards.nth(1).locator("select")).to_have_value("assistant")
     assert [m["role"] for m in messages_json(page)] == ["system", "assistant", "user"]
     expect(page.locator("#prompt-raw")).to_have_value(

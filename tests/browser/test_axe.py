@@ -1,0 +1,93 @@
+"""axe-core (pinned in package-lock.json) on every view, at 1440 px and on a phone.
+
+A page must show no critical and no serious violation. axe injects styles while it
+checks, which the page's CSP forbids; these tests alone open the page with CSP bypassed
+(every other browser test keeps it, so the page's own code is still held to it).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.browser.conftest import compare_with
+from tests.support import REPO
+from tests.support.shared_data import VOCAB_DIR, needs_shared
+
+pytestmark = pytest.mark.browser
+
+#: axe-core as npm installs it (`./playground` runs `npm ci`).
+AXE = REPO / "node_modules" / "axe-core" / "axe.min.js"
+#: The impacts that fail a test.
+FAILING = ("critical", "serious")
+WIDTHS = [1440, 390]
+
+#: Each view, and what shows it has been drawn (Analysis and Command render on opening).
+VIEWS = {
+    "prompt": "#prompt",
+    "tokens": "#view-tokens .empty",
+    "diff": "#diff-unified",
+    "analysis": "#capabilities",
+    "command": "#commands",
+}
+
+
+def violations(page: Page) -> list[str]:
+    """The critical and serious axe violations on the page as it is shown now."""
+    if not page.evaluate("() => Boolean(window.axe)"):
+        page.add_script_tag(path=str(AXE))
+    found = page.evaluate(
+        "async () => (await axe.run(document, {resultTypes: ['violations']})).violations"
+    )
+    return [
+        f"{v['impact']} {v['id']}: {v['help']} at {[n['target'] for n in v['nodes']][:5]}"
+        for v in found
+        if v["impact"] in FAILING
+    ]
+
+
+def open_page(new_page: Callable[..., Page], width: int) -> Page:
+    page = new_page(viewport={"width": width, "height": 900}, bypass_csp=True)
+    page.goto("/")
+    expect(page.locator("#prompt-raw")).to_have_value(re.compile("im_start"))
+    return page
+
+
+def show(page: Page, view: str, drawn: str) -> None:
+    """Open a view (on a phone, the Output pane first) and wait until it is drawn."""
+    output = page.locator('.pane-button[data-pane="outputs"]')
+    if output.is_visible():
+        output.click()
+    page.click(f"#tab-{view}")
+    expect(page.locator(drawn).first).to_be_visible()
+
+
+@pytest.mark.skipif(not AXE.is_file(), reason="axe-core is missing: run ./playground (npm ci)")
+@pytest.mark.parametrize("width", WIDTHS)
+def test_no_serious_violations_on_any_view(new_page: Callable[..., Page], width: int) -> None:
+    page = open_page(new_page, width)
+    found = {"editors": violations(page)}
+    show(page, "diff", "#compare_template")
+    compare_with(page, "{{ messages[0].content }}")  # so the Diff has content
+    expect(page.locator("#diff-unified")).to_be_visible()
+    for view, drawn in VIEWS.items():
+        show(page, view, drawn)
+        found[view] = violations(page)
+    assert not any(found.values()), "\n".join(f"{k}: {v}" for k, v in found.items() if v)
+
+
+@needs_shared
+@pytest.mark.skipif(not AXE.is_file(), reason="axe-core is missing: run ./playground (npm ci)")
+@pytest.mark.parametrize("width", WIDTHS)
+def test_no_serious_violations_in_tokens_with_a_vocabulary(
+    new_page: Callable[..., Page], width: int
+) -> None:
+    page = open_page(new_page, width)
+    vocab = VOCAB_DIR / "ggml-vocab-llama-spm.gguf"
+    page.set_input_files("#gguf-file", str(vocab))
+    expect(page.locator("#source-file")).to_have_text(vocab.name, timeout=30_000)
+    show(page, "tokens", "#tokens .tok")
+    assert not violations(page)

@@ -1,0 +1,113 @@
+"""The page by keyboard alone: leaving the template editor, and the output tabs (ARIA)."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import Page, expect
+
+pytestmark = pytest.mark.browser
+
+VIEWS = ["prompt", "tokens", "diff", "analysis", "command"]
+
+
+def focused_id(page: Page) -> str:
+    return page.evaluate("() => document.activeElement && document.activeElement.id")
+
+
+def in_editor(page: Page) -> bool:
+    return page.evaluate("() => Boolean(document.activeElement.closest('.CodeMirror'))")
+
+
+def tab_into_editor(page: Page) -> None:
+    """Press Tab from the top of the page until the template editor has the focus."""
+    page.locator("body").focus()
+    for _ in range(40):
+        page.keyboard.press("Tab")
+        if in_editor(page):
+            return
+    pytest.fail("Tab never reached the template editor")
+
+
+def test_esc_then_tab_leaves_the_template_editor(page: Page) -> None:
+    template = page.locator("#template").input_value()
+    tab_into_editor(page)
+    # Inside, Tab still indents (template authors need it) ...
+    page.keyboard.press("Tab")
+    assert in_editor(page)
+    assert page.evaluate("() => window.playground.editor.getValue()") != template
+    page.evaluate("() => window.playground.editor.undo()")
+    # ... and Esc, then Tab, goes on to the next control without typing anything.
+    page.keyboard.press("Escape")
+    page.keyboard.press("Tab")
+    assert not in_editor(page)
+    assert page.evaluate("() => window.playground.editor.getValue()") == template
+    # Back in, Esc then Shift-Tab goes to the control before the editor.
+    page.keyboard.press("Shift+Tab")
+    assert in_editor(page)
+    page.keyboard.press("Escape")
+    page.keyboard.press("Shift+Tab")
+    assert not in_editor(page)
+    assert focused_id(page) == "hf-files"
+    assert page.evaluate("() => window.playground.editor.getValue()") == template
+
+
+def test_the_editor_is_labelled_and_says_how_to_leave(page: Page) -> None:
+    field = page.locator(".CodeMirror textarea")
+    expect(field).to_have_accessible_name("Chat template")
+    expect(field).to_have_accessible_description(
+        "Tab indents. To leave the editor, press Esc, then Tab or Shift-Tab."
+    )
+    expect(page.locator("#template-keys")).to_be_visible()
+
+
+def test_output_tabs_are_aria_tabs(page: Page) -> None:
+    tablist = page.get_by_role("tablist", name="Output views")
+    tabs = tablist.get_by_role("tab")
+    expect(tabs).to_have_count(len(VIEWS))
+    for name in VIEWS:
+        tab = page.locator(f"#tab-{name}")
+        panel = page.locator(f"#view-{name}")
+        expect(tab).to_have_attribute("aria-controls", f"view-{name}")
+        expect(panel).to_have_attribute("role", "tabpanel")
+        expect(panel).to_have_attribute("aria-labelledby", f"tab-{name}")
+    expect(page.locator("#tab-prompt")).to_have_attribute("aria-selected", "true")
+    expect(page.locator("#tab-tokens")).to_have_attribute("aria-selected", "false")
+    # One tab stop for the whole strip: the selected tab.
+    expect(page.locator("#tab-prompt")).to_have_attribute("tabindex", "0")
+    expect(page.locator("#tab-diff")).to_have_attribute("tabindex", "-1")
+
+    # Manual activation (APG): arrows move the focus, Enter or Space opens the tab, since
+    # Analysis and Command render on opening and arrowing past them should not.
+    page.locator("#tab-prompt").focus()
+    page.keyboard.press("ArrowRight")
+    expect(page.locator("#tab-tokens")).to_be_focused()
+    expect(page.locator("#tab-prompt")).to_have_attribute("aria-selected", "true")
+    page.keyboard.press("Enter")
+    expect(page.locator("#tab-tokens")).to_have_attribute("aria-selected", "true")
+    expect(page.locator("#tab-prompt")).to_have_attribute("aria-selected", "false")
+    expect(page.locator("#view-tokens")).to_be_visible()
+    expect(page.locator("#view-prompt")).to_be_hidden()
+    page.keyboard.press("End")
+    expect(page.locator("#tab-command")).to_be_focused()
+    page.keyboard.press("Space")
+    expect(page.locator("#view-command")).to_be_visible()
+    page.keyboard.press("ArrowRight")  # wraps around
+    expect(page.locator("#tab-prompt")).to_be_focused()
+    page.keyboard.press("ArrowLeft")
+    expect(page.locator("#tab-command")).to_be_focused()
+    page.keyboard.press("Home")
+    expect(page.locator("#tab-prompt")).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(page.locator("#tab-prompt")).to_have_attribute("aria-selected", "true")
+    expect(page.locator("#tab-prompt")).to_have_attribute("tabindex", "0")
+    expect(page.locator("#tab-command")).to_have_attribute("tabindex", "-1")
+    # Tab goes from the strip into the open panel.
+    page.keyboard.press("Tab")
+    expect(page.locator("#show-whitespace")).to_be_focused()
+
+    # The state survives a re-render (the panels are swapped in by htmx).
+    page.locator("#tab-diff").click()
+    page.evaluate("() => window.playground.setTemplate('{{ messages[0].content }}!')")
+    expect(page.locator("#prompt-raw")).to_have_value("You are a helpful assistant.!")
+    expect(page.locator("#tab-diff")).to_have_attribute("aria-selected", "true")
+    expect(page.locator("#view-diff")).to_be_visible()
