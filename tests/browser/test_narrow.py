@@ -42,6 +42,7 @@ def test_nothing_overflows_sideways_at_390px(phone: Page) -> None:
     # A second template, so the diff views (side by side too) have content.
     phone.click("#tab-diff")
     compare_with(phone, "{{ messages[0].content }}")
+    phone.check("#diff-layouts input[value=side]")  # the widest layout
     expect(phone.locator("#diff-side")).to_be_visible()
     for view, content in VIEWS.items():
         phone.click(f"#tab-{view}")
