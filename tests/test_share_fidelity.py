@@ -115,6 +115,8 @@ class FormFields(HTMLParser):
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         attr = {key: value or "" for key, value in attrs}
         name = attr.get("name")
+        if attr.get("form", "state") != "state":
+            return  # a control of another form (a display choice): not posted with the state
         if tag == "textarea" and name:
             self._textarea = name
             self.fields[name] = ""
@@ -127,6 +129,9 @@ class FormFields(HTMLParser):
         elif tag == "input" and name and attr.get("type") != "file":
             if attr.get("type") == "checkbox":
                 self.fields[name] = "on" if "checked" in attr else ""
+            elif attr.get("type") == "radio":
+                if "checked" in attr:
+                    self.fields[name] = attr.get("value", "")
             else:
                 self.fields[name] = attr.get("value", "")
 
@@ -152,7 +157,9 @@ def page_prompt(page: str) -> str:
     """The raw prompt a page shows (its hidden text area), as characters."""
     match = re.search(r'<textarea id="prompt-raw" hidden readonly>(.*?)</textarea>', page, re.S)
     assert match, "the page shows no prompt"
-    return html.unescape(match.group(1))
+    text = html.unescape(match.group(1))
+    # As in a browser: a newline right after <textarea> is not part of its value.
+    return text.removeprefix("\n")
 
 
 def post_json(client, path: str, body: object):
