@@ -9,7 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers
 
-from app.display.prompt import Segment, TokenSpan, segment_prompt, token_spans
+from app.display.prompt import Segment, segment_prompt
+from app.display.token_data import token_data
 from app.text import template_markers
 from app.tokens.vocab import Token, VocabTokenizer, tokenize
 
@@ -227,29 +228,43 @@ def test_byte_tokens_share_one_character() -> None:
         Token(904, " é", 4, 6, False),
         Token(2, "</s>", 6, 6, True),
     ]
-    texts = ["", "Hi", " ", "😀", "", "", "", " é", ""]
-    assert token_spans(text, tokens) == [
-        TokenSpan(k, t.id, t.piece, texts[k], t.special, k % 8) for k, t in enumerate(tokens)
-    ]
+    assert covered(text, tokens) == ["", "Hi", " ", "😀", "", "", "", " é", ""]
+    data = token_data(text, tokens)
+    assert data["special"] == [0, 8]
+    # Pieces are sent only where they differ from the text drawn.
+    assert data["pieces"] == {0: "<s>", 1: " Hi", 3: "<0xF0>", 4: "<0x9F>", 5: "<0x98>",
+                              6: "<0x80>", 8: "</s>"}  # fmt: skip
 
 
 def test_overlapping_offsets_show_each_character_once() -> None:
     tokens = [Token(30325, " <0xF0><0x9F><0x98>", 0, 2, False), Token(222, "<0x80>", 1, 2, False)]
-    assert [s.text for s in token_spans(" 😀", tokens)] == [" 😀", ""]
+    assert covered(" 😀", tokens) == [" 😀", ""]
     # A span reaching past the previous one gets only the part not shown yet.
     tokens = [Token(1, "ab", 0, 2, False), Token(2, "bc", 1, 3, False)]
-    assert [s.text for s in token_spans("abc", tokens)] == ["ab", "c"]
+    assert covered("abc", tokens) == ["ab", "c"]
 
 
 def test_text_no_token_covers_gets_its_own_span() -> None:
     text = "hi  there "
     tokens = [Token(7632, " hi", 0, 2, False), Token(2045, " there", 4, 9, False)]
-    assert token_spans(text, tokens) == [
-        TokenSpan(0, 7632, " hi", "hi", False, 0),
-        TokenSpan(-1, -1, "", "  ", False, -1),
-        TokenSpan(1, 2045, " there", "there", False, 1),
-        TokenSpan(-1, -1, "", " ", False, -1),
-    ]
+    assert covered(text, tokens) == ["hi", "~  ~", "there", "~ ~"]
+
+
+def covered(text: str, tokens: list[Token]) -> list[str]:
+    """What the page draws for `tokens` over `text`, from `token_data`: the text each token
+    covers, with "~text~" for text no token covers."""
+    data = token_data(text, tokens)
+    gaps = dict(map(tuple, data["gaps"]))
+    out, pos = [], 0
+    for index, length in enumerate([*data["lens"], 0]):
+        if index in gaps:
+            out.append(f"~{text[pos : pos + gaps[index]]}~")
+            pos += gaps[index]
+        if index < len(data["lens"]):
+            out.append(text[pos : pos + length])
+            pos += length
+    assert pos == len(text)
+    return out
 
 
 @cache
@@ -270,20 +285,19 @@ def byte_fallback_tokenizer() -> VocabTokenizer:
 def test_real_tokens_of_an_emoji() -> None:
     text = "<s>Hi 😀 to é𝄞</s>"
     tokens = tokenize(byte_fallback_tokenizer(), text)
-    spans = token_spans(text, tokens)
-    assert "".join(s.text for s in spans) == text
-    emoji = [s for s in spans if s.piece in ("<0xF0>", "<0x9F>", "<0x98>", "<0x80>")]
-    assert [s.text for s in emoji[:4]] == ["😀", "", "", ""]
-    assert [(s.text, s.special) for s in spans if s.special] == [("<s>", True), ("</s>", True)]
+    drawn = covered(text, tokens)
+    assert "".join(drawn) == text
+    emoji = [k for k, t in enumerate(tokens) if t.piece in ("<0xF0>", "<0x9F>", "<0x98>", "<0x80>")]
+    assert [drawn[k] for k in emoji[:4]] == ["😀", "", "", ""]
+    assert [drawn[k] for k in token_data(text, tokens)["special"]] == ["<s>", "</s>"]
 
 
 @settings(max_examples=200, deadline=None)
 @given(st.text(alphabet=st.sampled_from("Hito é😀𝄞\n\t<s>/"), max_size=40) | st.text(max_size=20))
-def test_token_spans_rebuild_the_text(text: str) -> None:
+def test_token_data_rebuilds_the_text(text: str) -> None:
     tokens = tokenize(byte_fallback_tokenizer(), text)
-    spans = token_spans(text, tokens)
-    assert "".join(s.text for s in spans) == text
-    own = [s for s in spans if s.index >= 0]
-    assert [s.index for s in own] == list(range(len(tokens)))
-    assert [(s.id, s.piece, s.special) for s in own] == [(t.id, t.piece, t.special) for t in tokens]
-    assert all(s.colour == s.index % 8 for s in own)
+    drawn = covered(text, tokens)
+    assert "".join(drawn).replace("~", "") == text.replace("~", "")
+    data = token_data(text, tokens)
+    assert len(data["lens"]) == len(tokens)
+    assert data["special"] == [k for k, t in enumerate(tokens) if t.special]

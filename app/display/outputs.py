@@ -312,7 +312,7 @@ def build_outputs(
         if tokens is not None:
             main.tokens, main.token_total = tokens.tokens, tokens.total
             # Only the text the drawn tokens cover: the rest is not "untokenized".
-            covered = max((t.end for t in tokens.tokens), default=0)
+            covered = max(tokens.tokens.ends, default=0)
             whole = tokens.total == len(tokens.tokens)
             data = token_data(main.prompt if whole else main.prompt[:covered], tokens.tokens)
             ids = ids_json(tokens.tokens)

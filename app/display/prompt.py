@@ -1,21 +1,21 @@
-"""Cut a rendered prompt into display segments, and line tokens up with their text.
+"""Find a rendered prompt's special tokens and markers.
 
-`segment_prompt` finds, in one `split` by one compiled regex, the given special tokens, strings
-that look like a template's control markers, and runs of whitespace; everything else is plain
-text. `token_spans` gives each token the slice of the prompt it covers so that the spans,
-joined in order, are the prompt again.
+`prompt_marks` finds, in one pass of one compiled regex, the given special tokens and
+strings that look like a template's control markers: what the page highlights (the
+browser finds whitespace itself, on screen only). `segment_prompt` cuts the whole prompt
+into segments the same way, whitespace included; the tests hold `prompt_marks` to it.
+(Tokens are lined up with their text in `app.display.token_data`.)
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from functools import lru_cache, partial
 from itertools import accumulate, compress
 from typing import NamedTuple
 
 from app.text import gc_paused, template_markers
-from app.tokens.vocab import Token
 
 #: Segment kinds besides "text" and "special", by the whitespace character they repeat.
 _WHITESPACE_KINDS = {"\n": "newline", " ": "space", "\t": "tab", "\r": "return"}
@@ -54,22 +54,6 @@ class Segment(NamedTuple):
     kind: str
     text: str
     start: int
-
-
-class TokenSpan(NamedTuple):
-    """A token and the text it covers; `colour` cycles 0..7 for CSS classes.
-
-    Byte tokens that spell one character share its span: the first carries the text, the
-    others "". Text no token covers (tokenizers that drop whitespace) is a span of its own
-    with `index`, `id` and `colour` -1.
-    """
-
-    index: int
-    id: int
-    piece: str
-    text: str
-    special: bool
-    colour: int
 
 
 def _alternation(words: Iterable[str]) -> str:
@@ -137,28 +121,3 @@ def segment_prompt(
         starts = accumulate(map(len, pieces), initial=0)  # one longer than `pieces`
         # `compress` drops the empty texts between adjacent matches.
         return list(map(_new_segment, compress(zip(kinds, pieces, starts, strict=False), pieces)))
-
-
-def token_spans(text: str, tokens: Sequence[Token]) -> list[TokenSpan]:
-    """Each token with the slice of `text` it covers; joined in order, the slices are `text`.
-
-    Tokens come in text order with `Token.start`/`end` offsets. A token whose span starts
-    before the end of the previous one (byte tokens of one character, or offsets that overlap)
-    gets only the part not yet covered, so no character is shown twice.
-    """
-    out: list[TokenSpan] = []
-    append = out.append
-    pos, n = 0, len(text)
-    with gc_paused():
-        for index, tok in enumerate(tokens):
-            start, end = min(tok.start, n), min(tok.end, n)
-            if start > pos:  # nothing covers text[pos:start]: keep it visible, uncoloured
-                append(TokenSpan(-1, -1, "", text[pos:start], False, -1))
-                pos = start
-            covered = ""
-            if end > pos:
-                covered, pos = text[pos:end], end
-            append(TokenSpan(index, tok.id, tok.piece, covered, tok.special, index % 8))
-        if pos < n:
-            append(TokenSpan(-1, -1, "", text[pos:], False, -1))
-    return out

@@ -11,20 +11,38 @@ the tokenizer added). The browser draws only the tokens on screen.
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from app.analysis.spans import MAX_MESSAGES, message_ends
-from app.display.prompt import token_spans
 from app.problems import TemplateProblem
 from app.render.core import RenderRequest
 from app.render.pool import SandboxPool
+from app.sources.store import TokenList
 from app.tokens.vocab import Token
+
+#: A run of tokens as parallel lists: ids, starts, ends, special flags, and id -> piece.
+Columns = tuple[list[int], list[int], list[int], list[bool], Mapping[int, str]]
+
+
+def columns(tokens: Sequence[Token]) -> Columns:
+    """The parallel lists of `tokens`: a source's `TokenList` has them already."""
+    if isinstance(tokens, TokenList):
+        return tokens.ids, tokens.starts, tokens.ends, tokens.special, tokens.pieces
+    return (
+        [t.id for t in tokens],
+        [t.start for t in tokens],
+        [t.end for t in tokens],
+        [t.special for t in tokens],
+        {t.id: t.piece for t in tokens},
+    )
 
 
 def token_data(text: str, tokens: Sequence[Token]) -> dict[str, Any]:
     """What the browser needs to draw `tokens` over `text` (the part of the prompt they
-    cover), as `token_spans` lines them up: joined in order, the spans are `text`.
+    cover): joined in order, the spans are `text`. A token whose span starts before the
+    end of the previous one (byte tokens of one character, overlapping offsets) gets only
+    the part not yet covered, so no character is shown twice.
 
     - `lens[i]`: characters of `text` token i covers (0 for the second byte token of a
       character, whose text the first one shows);
@@ -32,26 +50,34 @@ def token_data(text: str, tokens: Sequence[Token]) -> dict[str, Any]:
       number of tokens: text after the last one);
     - `special`: the indices of special tokens; `pieces`: `{i: piece}` where the piece is
       not the text the token covers.
+
+    One loop over the parallel lists, no object per token: this runs on every edit.
     """
+    ids, starts, ends, specials, piece_of = columns(tokens)
     lens: list[int] = []
     gaps: list[list[int]] = []
-    special: list[int] = []
     pieces: dict[int, str] = {}
-    for span in token_spans(text, tokens):
-        if span.index < 0:
-            gaps.append([len(lens), len(span.text)])
-            continue
-        lens.append(len(span.text))
-        if span.special:
-            special.append(span.index)
-        if span.piece != span.text:
-            pieces[span.index] = span.piece
+    pos, n = 0, len(text)
+    for index, (token_id, start, end) in enumerate(zip(ids, starts, ends, strict=True)):
+        start, end = min(start, n), min(end, n)
+        if start > pos:  # nothing covers text[pos:start]: kept visible, uncoloured
+            gaps.append([index, start - pos])
+            pos = start
+        covered = ""
+        if end > pos:
+            covered, pos = text[pos:end], end
+        lens.append(len(covered))
+        if piece_of[token_id] != covered:
+            pieces[index] = piece_of[token_id]
+    if pos < n:
+        gaps.append([len(lens), n - pos])
+    special = [index for index, flag in enumerate(specials) if flag]
     return {"lens": lens, "gaps": gaps, "special": special, "pieces": pieces}
 
 
 def ids_json(tokens: Sequence[Token]) -> str:
     """The token ids as a JSON array, as a reader pastes it into code."""
-    return "[" + ", ".join(str(t.id) for t in tokens) + "]"
+    return "[" + ", ".join(map(str, columns(tokens)[0])) + "]"
 
 
 def message_tokens(
@@ -78,7 +104,7 @@ def tokens_per_message(
     None where it is unknown (a conversation up to it that does not render): its tokens
     count with the next known one. A token belongs to the part its first character is in.
     """
-    starts = [t.start for t in tokens]
+    starts = columns(tokens)[1]
     rows: list[dict[str, Any]] = []
     begin, first = 0, 0
     for index, end in enumerate(ends):

@@ -15,9 +15,9 @@ import re
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Protocol, overload
 
 from app.budget import OverLimit
 from app.errors import ApiError
@@ -84,11 +84,35 @@ class TokenizerUnavailable(ApiError):
         return {"type": "TokenizerUnavailable", "message": self.message, "limit": self.limit}
 
 
+class TokenList(Sequence[Token]):
+    """A run of tokens as `Token`s, each made only when read: the page's views read the
+    parallel lists (`ids`, `starts`, `ends`, `special`, `piece`) instead, since a `Token`
+    per token costs more than tokenizing for a 50k-token prompt."""
+
+    def __init__(self, run: TokenRun, pieces: dict[int, str]) -> None:
+        self.ids, self.starts, self.ends, self.special = run.ids, run.starts, run.ends, run.special
+        self.pieces = pieces
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    @overload
+    def __getitem__(self, index: int) -> Token: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Token]: ...
+    def __getitem__(self, index: int | slice) -> Token | list[Token]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        token_id = self.ids[index]
+        return Token(token_id, self.pieces[token_id], self.starts[index], self.ends[index],
+                     self.special[index])  # fmt: skip
+
+
 @dataclass(frozen=True)
 class Tokens:
     """The tokens of one text (a window of them when `total` is larger)."""
 
-    tokens: list[Token]
+    tokens: TokenList
     total: int
 
 
@@ -214,13 +238,13 @@ class SourceStore:
         if isinstance(tokenized, Unbuildable):
             raise TokenizerUnavailable(f"This vocabulary cannot be used: {tokenized.reason}.")
         assert isinstance(tokenized, Tokenized)
-        return [Tokens(_tokens(run, tokenized.pieces), run.total) for run in tokenized.runs]
+        return [Tokens(TokenList(run, tokenized.pieces), run.total) for run in tokenized.runs]
 
     def token_ids(self, source: Source, texts: list[str]) -> list[list[int]] | None:
         """Each text's token ids (special tokens parsed), or None if the vocabulary cannot
         be used; for checks that carry on without token counts."""
         try:
-            return [[t.id for t in run.tokens] for run in self.tokenize(source, texts)]
+            return [run.tokens.ids for run in self.tokenize(source, texts)]
         except TokenizerUnavailable:
             return None
 
@@ -327,10 +351,3 @@ def _task_key(source_id: str, texts: list[str], flags: tuple[bool, bool]) -> str
     for text in texts:
         digest.update(text.encode("utf-8", "surrogatepass") + b"\0")
     return f"{source_id}:{flags}:{digest.hexdigest()}"
-
-
-def _tokens(run: TokenRun, pieces: dict[int, str]) -> list[Token]:
-    return [
-        Token(i, pieces[i], s, e, special)
-        for i, s, e, special in zip(run.ids, run.starts, run.ends, run.special, strict=True)
-    ]
