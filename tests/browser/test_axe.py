@@ -22,7 +22,7 @@ pytestmark = pytest.mark.browser
 #: axe-core as npm installs it (`./playground` runs `npm ci`).
 AXE = REPO / "node_modules" / "axe-core" / "axe.min.js"
 #: The impacts that fail a test.
-FAILING = ("critical", "serious")
+FAILING = ("critical", "serious", "moderate")
 WIDTHS = [1440, 390]
 
 #: Each view, and what shows it has been drawn (Analysis and Command render on opening).
@@ -36,7 +36,7 @@ VIEWS = {
 
 
 def violations(page: Page) -> list[str]:
-    """The critical and serious axe violations on the page as it is shown now."""
+    """The critical, serious and moderate axe violations on the page as it is shown now."""
     if not page.evaluate("() => Boolean(window.axe)"):
         page.add_script_tag(path=str(AXE))
     found = page.evaluate(
