@@ -97,7 +97,10 @@ def test_a_long_prompt_draws_only_what_is_on_screen(page: Page, small_vocab: Pat
     assert size - 2 * len(text) < 16 * tokens, (size, len(text), tokens)
 
     # The Tokens view: only the tokens near the screen are elements.
-    page.click(".tab[data-view=tokens]")
+    # Opening it asks for the tokens per message: wait for that render to be swapped in.
+    with page.expect_response("**/fragments/output"):
+        page.click(".tab[data-view=tokens]")
+    expect(page.locator('#tokens[data-counts="later"]')).to_have_count(0)
     expect(page.locator("#tokens .tok").first).to_be_visible()
     assert nodes(page, "#tokens .tok") < tokens / 10
     assert page.locator("#tokens").text_content() == text + "!"
