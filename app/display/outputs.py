@@ -6,7 +6,7 @@ This is the page's data flow in one place (state -> sandboxed render -> prompt -
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
@@ -27,7 +27,7 @@ from app.analysis.diff import (
     unified,
 )
 from app.display.prompt import prompt_marks
-from app.display.token_data import ids_json, message_tokens, token_data
+from app.display.token_data import columns, ids_json, message_tokens, token_data
 from app.errors import RequestError
 from app.problems import TemplateProblem
 from app.render.core import Rendered, RenderRequest
@@ -75,7 +75,7 @@ class Rendering:
     problem: Problem | None = None
     marks: list[tuple[int, int, str]] = field(default_factory=list)
     generation_spans: list[tuple[int, int]] = field(default_factory=list)
-    tokens: list[Token] | None = None
+    tokens: Sequence[Token] | None = None
     token_total: int = 0
     rewrites: list[str] = field(default_factory=list)
 
@@ -183,9 +183,9 @@ def rendering(
     )
 
 
-def _token_rows(left: list[Token], right: list[Token]) -> list[tuple[str, list[Token]]]:
-    rows: list[tuple[str, list[Token]]] = []
-    left_ids, right_ids = [t.id for t in left], [t.id for t in right]
+def _token_rows(left: Sequence[Token], right: Sequence[Token]) -> list[tuple[str, Sequence[Token]]]:
+    rows: list[tuple[str, Sequence[Token]]] = []
+    left_ids, right_ids = columns(left)[0], columns(right)[0]
     for tag, i1, i2, j1, j2 in token_opcodes(left_ids, right_ids):
         if tag == "equal":
             rows.append(("equal", left[i1:i2]))

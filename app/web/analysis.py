@@ -84,7 +84,7 @@ def diff_prompts() -> dict:
         except TokenizerUnavailable as error:
             answer["tokens_error"] = {"message": error.message, "limit": error.limit}
             return answer
-        left_ids, right_ids = ([t.id for t in side.tokens] for side in both)
+        left_ids, right_ids = (side.tokens.ids for side in both)
         answer["left"]["token_ids"], answer["right"]["token_ids"] = left_ids, right_ids
         answer["token_opcodes"] = [list(op) for op in token_opcodes(left_ids, right_ids)]
     return answer
