@@ -1,0 +1,102 @@
+"""The TGI engine against TGI's own chat-template tests, and its router rules one by one.
+
+`support/tgi/tgi_tests.json` holds the inputs and expected outputs of the Rust tests of
+text-generation-inference v3.3.7 (router/src/infer/chat_template.rs and router/src/lib.rs),
+read out of their source as data:
+- `engine_cases`: a template rendered in TGI's MiniJinja environment with given inputs;
+- `router_cases`: a request through `ChatTemplate::apply` (tools given directly, as
+  `tool_choice: "required"` does);
+- `flatten_cases`, `serialise_cases`: how content parts and tool calls become text.
+Every case must pass.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.render.core import RenderRequest, render_with
+from app.render.engines.tgi import TgiEngine
+from app.render.engines.tgi import template as tgi_template
+from app.render.engines.tgi.router import shape_request
+from app.render.limits import DEFAULT_LIMITS, RenderLimits
+
+TGI_TESTS = Path(__file__).parent / "support" / "tgi" / "tgi_tests.json"
+NOW = datetime(2026, 11, 29, 12, 0, 0)
+
+
+@cache
+def tgi_tests() -> dict[str, Any]:
+    return json.loads(TGI_TESTS.read_text(encoding="utf-8"))
+
+
+def _case_id(case: dict[str, Any]) -> str:
+    return case.get("name") or case["test"]
+
+
+def tgi_render(request: RenderRequest, limits: RenderLimits = DEFAULT_LIMITS):
+    return render_with(TgiEngine(), request, limits)
+
+
+def test_the_extraction_holds_every_tgi_test() -> None:
+    data = tgi_tests()
+    counts = [len(data[kind]) for kind in ("engine_cases", "router_cases")]
+    assert counts == [35, 3]  # 7 single tests, 28 of test_many_chat_templates; 3 apply tests
+
+
+@pytest.mark.parametrize("case", tgi_tests()["engine_cases"], ids=_case_id)
+def test_tgi_engine_case(case: dict[str, Any]) -> None:
+    env = tgi_template.environment(NOW, DEFAULT_LIMITS.cpu_seconds)
+    messages = [dict(sorted(message.items())) for message in case["messages"]]
+    context = {
+        "messages": messages,
+        "bos_token": case["bos_token"],
+        "eos_token": case["eos_token"],
+        "add_generation_prompt": case["add_generation_prompt"],
+        "tools": None,
+    }
+    if "error" in case:
+        with pytest.raises(tgi_template.RaisedException, match=case["error"].replace(".", r"\.")):
+            tgi_template.render(env, case["template"], context)
+        return
+    expected = case.get("expected")
+    if expected is None:
+        expected = case["expected_with_date"].format(date=NOW.strftime(case["date_format"]))
+    assert tgi_template.render(env, case["template"], context) == expected
+
+
+@pytest.mark.parametrize("case", tgi_tests()["router_cases"], ids=_case_id)
+def test_tgi_router_case(case: dict[str, Any]) -> None:
+    kwargs = {"tool_choice": "required", "tool_prompt": case.get("tool_prompt")}
+    request = RenderRequest(
+        template=case["template"],
+        messages=case["messages"],
+        tools=case.get("tools"),
+        special_tokens={"bos_token": case["bos_token"], "eos_token": case["eos_token"]},
+        kwargs=kwargs,
+        add_generation_prompt=True,
+        now=NOW,
+    )
+    assert tgi_render(request).prompt == case["expected"]
+
+
+def test_content_parts_flatten_as_tgi_does() -> None:
+    for case in tgi_tests()["flatten_cases"]:
+        message = {"role": "user", "content": case["content"]}
+        shaped = shape_request([message], None, {}, template_reads_tools=True)
+        assert shaped.messages[0]["content"] == case["expected"]
+
+
+def test_tool_calls_serialise_as_tgi_does() -> None:
+    for case in tgi_tests()["serialise_cases"]:
+        message = {"role": "assistant", "tool_calls": case["tool_calls"]}
+        shaped = shape_request([message], None, {}, template_reads_tools=True)
+        assert (
+            '{"role":"assistant","tool_calls":' + shaped.messages[0]["content"] + "}"
+            == (case["expected"])
+        )
