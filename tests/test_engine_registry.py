@@ -38,8 +38,9 @@ def echo(monkeypatch):
 
 def test_api_lists_the_engines_with_the_versions_they_reproduce(client):
     listed = {engine["id"]: engine for engine in client.get("/api/engines").json["engines"]}
-    assert list(listed) == ["transformers", "llama.cpp"]
+    assert list(listed) == ["transformers", "llama.cpp", "tgi"]
     assert listed["llama.cpp"]["version"] == "b10573"
+    assert listed["tgi"]["version"] == "3.3.7"
     assert listed["transformers"]["version"] == "5.23.0"
     for engine in listed.values():
         assert set(engine) == {"id", "name", "version", "description"}
@@ -55,8 +56,8 @@ def _options(html: str, select_id: str) -> list[str]:
 def test_a_registered_engine_appears_in_the_api_and_both_menus(client, echo):
     assert "echo" in [engine["id"] for engine in client.get("/api/engines").json["engines"]]
     html = client.get("/").get_data(as_text=True)
-    assert _options(html, "engine") == ["transformers", "llama.cpp", "echo"]
-    assert _options(html, "compare_engines") == ["", "transformers", "llama.cpp", "echo"]
+    assert _options(html, "engine") == ["transformers", "llama.cpp", "tgi", "echo"]
+    assert _options(html, "compare_engines") == ["", "transformers", "llama.cpp", "tgi", "echo"]
 
 
 def test_a_registered_engine_is_a_valid_request_and_renders(echo):

@@ -23,7 +23,7 @@ import pytest
 from app.render.core import RenderRequest, render_with
 from app.render.engines.tgi import TgiEngine
 from app.render.engines.tgi import template as tgi_template
-from app.render.engines.tgi.router import shape_request
+from app.render.engines.tgi.router import DEFAULT_TOOL_PROMPT, shape_request
 from app.render.limits import DEFAULT_LIMITS, RenderLimits
 
 TGI_TESTS = Path(__file__).parent / "support" / "tgi" / "tgi_tests.json"
@@ -100,3 +100,61 @@ def test_tool_calls_serialise_as_tgi_does() -> None:
             '{"role":"assistant","tool_calls":' + shaped.messages[0]["content"] + "}"
             == (case["expected"])
         )
+
+
+# The router's rules that TGI's own tests leave out, as read in its source (lib.rs,
+# infer/tool_grammar.rs, infer/chat_template.rs).
+
+ECHO = "{% for m in messages %}[{{ m.role }}]{{ m.content }}{% endfor %}"
+WEATHER = {"type": "function", "function": {"name": "weather", "parameters": {"type": "object"}}}
+
+
+def _tgi(template: str, messages: list[dict[str, Any]], **fields: Any):
+    return tgi_render(RenderRequest(template, messages, engine="tgi", now=NOW, **fields))
+
+
+def test_tool_choice_auto_offers_no_tool_and_appends_the_default_prompt() -> None:
+    rendered = _tgi(ECHO, [{"role": "user", "content": "Hi"}], tools=[WEATHER])
+    listed = (
+        '[{"type":"function","function":{"description":null,"name":"weather",'
+        '"arguments":"{\\"type\\":\\"object\\"}"}},{"type":"function","function":'
+        '{"description":"Open ended response with no specific tool selected",'
+        '"name":"no_tool","arguments":"{\\"type\\":\\"object\\"}"}}]'
+    )
+    assert rendered.prompt == f"[user]Hi\n---\n{listed}\n" + DEFAULT_TOOL_PROMPT
+    assert 'tool "no_tool" added (tool_choice "auto", TGI\'s default)' in rendered.rewrites
+
+
+def test_tool_choice_none_leaves_the_tools_out() -> None:
+    template = "{{ tools }}|" + ECHO
+    rendered = _tgi(
+        template,
+        [{"role": "user", "content": "Hi"}],
+        tools=[WEATHER],
+        kwargs={"tool_choice": "none"},
+    )
+    assert rendered.prompt == "none|[user]Hi"
+
+
+def test_a_final_assistant_message_is_continued() -> None:
+    messages = [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hel"}]
+    rendered = _tgi(ECHO + "<end>  \n", messages)
+    assert rendered.prompt == "[user]Hi[assistant]Hel"
+
+
+def test_content_wins_over_tool_calls() -> None:
+    call = {"id": "0", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    messages = [{"role": "assistant", "content": "", "tool_calls": [call]}]
+    # The content is empty: it is "found" at the very end, and the prompt is kept whole.
+    assert _tgi(ECHO + "!", messages).prompt == "[assistant]!"
+
+
+def test_the_template_rewrites_are_listed() -> None:
+    roles = "(messages|map(attribute='role')|list)[::-1]|join(',')"
+    template = "{% generation %}{{ " + roles + " }}{% endgeneration %}"
+    rendered = _tgi(
+        template, [{"role": "user", "content": "a"}, {"role": "system", "content": "b"}]
+    )
+    assert rendered.prompt == "system,user"
+    assert "template: [::-1] replaced by |reverse (TGI's Qwen3 patch)" in rendered.rewrites
+    assert "template: {% generation %} removed" in rendered.rewrites
