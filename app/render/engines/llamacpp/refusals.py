@@ -16,18 +16,17 @@ from typing import Any
 import jinja2
 
 
-class LlamaCppNotImplemented(NotImplementedError):
-    """A construct llama.cpp's engine does not implement, with the message it gives."""
-
-    def __init__(self, what: str) -> None:
-        super().__init__(f"NotImplemented: {what}")
+def not_implemented(what: str) -> NotImplementedError:
+    """What llama.cpp's not_implemented_exception says (the problem's type stays
+    NotImplementedError, as for the engine's other refusals, such as `tojson` sorting)."""
+    return NotImplementedError(f"NotImplemented: {what}")
 
 
 def _refused_test(name: str) -> Callable[..., bool]:
     """value.cpp's `sameas`, `escaped` and `filter` tests: each throws when evaluated."""
 
     def test(*args: Any) -> bool:
-        raise LlamaCppNotImplemented(f"{name} test not implemented")
+        raise not_implemented(f"{name} test not implemented")
 
     return test
 
@@ -41,7 +40,7 @@ REFUSED_TESTS: dict[str, Callable[..., bool]] = {
 def replace(value: Any, old: Any, new: Any, count: Any = None) -> str:
     """value.cpp's string `replace`: every occurrence; a positive count is not implemented."""
     if isinstance(count, int) and count > 0:
-        raise LlamaCppNotImplemented("String replace with count argument not implemented")
+        raise not_implemented("String replace with count argument not implemented")
     return str(value).replace(str(old), str(new))
 
 
@@ -60,7 +59,7 @@ def format_braces(value: Any, *args: Any, **kwargs: Any) -> str:
             index += 1
             continue
         if text[index + 1 : index + 2] != "}":
-            raise LlamaCppNotImplemented("format() only supports simple '{}' placeholders")
+            raise not_implemented("format() only supports simple '{}' placeholders")
         if next_arg >= len(args):
             raise TypeError(
                 f"Function 'format' expected at least {next_arg + 2} arguments, got {len(args) + 1}"
@@ -77,7 +76,7 @@ def refuse_filter_mapping(map_filter: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(map_filter)
     def mapped(context: Any, value: Any, *args: Any, **kwargs: Any) -> Any:
         if args:
-            raise LlamaCppNotImplemented("map: filter-mapping not implemented")
+            raise not_implemented("map: filter-mapping not implemented")
         return map_filter(context, value, *args, **kwargs)
 
     mapped.jinja_pass_arg = map_filter.jinja_pass_arg  # type: ignore[attr-defined]
@@ -91,7 +90,7 @@ def refuse_attribute(name: str, extreme: Callable[..., Any]) -> Callable[..., An
     def by_value(environment: Any, value: Any, *args: Any, **kwargs: Any) -> Any:
         attribute = kwargs.get("attribute", args[1] if len(args) > 1 else None)
         if attribute is not None:
-            raise LlamaCppNotImplemented(f"{name}: attribute not implemented")
+            raise not_implemented(f"{name}: attribute not implemented")
         return extreme(environment, value, *args, **kwargs)
 
     by_value.jinja_pass_arg = extreme.jinja_pass_arg  # type: ignore[attr-defined]
