@@ -20,6 +20,7 @@ import json
 import sys
 from collections import Counter
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from app.analysis.portability_cases import REFERENCE, conversations, engine_report
@@ -40,12 +41,13 @@ def outcome(report: dict[str, Any]) -> str:
     return next((kind for kind in ("raises", "differs") if kind in found), "identical")
 
 
-def matrix() -> tuple[dict[str, dict[str, str]], Counter]:
-    """{template file: {engine id: outcome}} for every template and non-reference engine,
-    and how many templates each (engine, conversation, outcome) counts."""
+def matrix(paths: list[Path] | None = None) -> tuple[dict[str, dict[str, str]], Counter]:
+    """{template file: {engine id: outcome}} for every template (default: llama.cpp's 68)
+    and non-reference engine, and how many templates each (engine, conversation,
+    outcome) counts."""
     rows: dict[str, dict[str, str]] = {}
     by_case: Counter = Counter()
-    for path in template_files():
+    for path in template_files() if paths is None else paths:
         request = RenderRequest(
             template=path.read_text(encoding="utf-8"),
             messages=SAMPLE_MESSAGES,
