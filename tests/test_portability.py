@@ -115,3 +115,25 @@ def test_the_page_embeds_the_examples_the_report_renders(client, example):
     page = client.get("/").get_data(as_text=True)
     embedded = page.split('id="example-data">', 1)[1].split("</script>", 1)[0]
     assert example in json.loads(embedded)
+
+
+#: ChatML over four lines: the role is written by line 2.
+CHATML_LINES = (
+    "{% for m in messages %}\n"
+    "<|im_start|>{{ m.role }}\n"
+    "{{ m.content }}<|im_end|>\n"
+    "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+
+
+def test_a_difference_names_the_template_line_that_wrote_it(client):
+    # llama-server turns the developer message into a system one: the first difference is
+    # in the role, which line 2 writes.
+    llama = row(analyze(client, CHATML_LINES, DEVELOPER), "llama.cpp")
+    first = llama["first_difference"]
+    assert (first["conversation"], first["reference"][:9]) == ("current", "developer")
+    assert first["line"] == 2
+    data = {"template": CHATML_LINES, "messages": json.dumps(DEVELOPER), "view": "analysis"}
+    page = client.post("/fragments/output", data=data).get_data(as_text=True)
+    finding = page.split('data-engine="llama.cpp"', 1)[1].split("</tr>", 1)[0]
+    assert 'class="line-link" data-line="2"' in finding

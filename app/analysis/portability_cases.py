@@ -13,6 +13,7 @@ from typing import Any
 from app.analysis.examples import EXAMPLES
 from app.problems import TemplateProblem
 from app.render import engines
+from app.render.bounded import tracking_lines
 from app.render.core import Rendered, RenderRequest
 from app.render.limits import RenderLimits
 from app.text import common_prefix_length
@@ -57,13 +58,26 @@ def _outcome(
         return problem
 
 
-def _difference(name: str, reference: str, other: Rendered) -> dict[str, Any]:
-    """Where `other` first departs from the reference, with a little of both sides."""
+def _reference_line(request: RenderRequest, at: int, limits: RenderLimits) -> int | None:
+    """The template line that wrote character `at` of the reference's prompt (one more
+    render, only for an engine's first difference); None past its end."""
+    with tracking_lines() as lines:
+        if isinstance(_outcome(request, REFERENCE, limits), TemplateProblem):
+            return None
+    return next((line for end, line in lines if end > at), None)
+
+
+def _difference(
+    case: Conversation, reference: str, other: Rendered, limits: RenderLimits
+) -> dict[str, Any]:
+    """Where `other` first departs from the reference, with a little of both sides and
+    the template line that wrote the reference's side."""
     at = common_prefix_length(reference, other.prompt)
     start = max(0, at - SNIPPET_BEFORE)
     return {
-        "conversation": name,
+        "conversation": case.name,
         "position": at,
+        "line": _reference_line(case.request, at, limits) if reference else None,
         "before": reference[start:at],
         "reference": reference[at : at + SNIPPET_AFTER],
         "engine": other.prompt[at : at + SNIPPET_AFTER],
@@ -97,7 +111,7 @@ def engine_report(engine: str, cases: list[Conversation], limits: RenderLimits) 
             report["first_error"] = _error(case.name, actual)
         if outcome == "differs" and report["first_difference"] is None:
             reference = expected.prompt if isinstance(expected, Rendered) else ""
-            report["first_difference"] = _difference(case.name, reference, actual)
+            report["first_difference"] = _difference(case, reference, actual, limits)
         outcomes.append(_case(case, outcome))
     report["cases"] = outcomes
     report["reference"] = {
