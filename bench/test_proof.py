@@ -1,8 +1,9 @@
 """Fast versions of the proof benches: load with hostile clients, GGUF and Hugging Face
 fuzzing, kill -9.
 
-The full runs are `bench/load.py`, `bench/fuzz_gguf.py`, `bench/fuzz_hf.py` and
-`bench/durability.py`; these use the same code with fewer clients, cases and writes
+The full runs are `bench/load.py`, `bench/fuzz_gguf.py`, `bench/fuzz_hf.py`,
+`bench/durability.py` and `bench/portability.py`; these use the same code with fewer
+clients, cases, writes and templates
 (about 40 s in all). They live beside the benches they test, so that the tests under
 `tests/` never import a bench (both import what they share from `tests.support`). Those
 that read GGUF vocabularies or templates skip without the shared folder (`../shared`).
@@ -21,8 +22,10 @@ import sys
 
 import pytest
 
+from app.analysis.examples import EXAMPLES
+from app.render.engines import ENGINES
 from app.web.factory import create_app
-from bench import _fuzz, _hf_seeds, attack, durability, fuzz_gguf, fuzz_hf, load
+from bench import _fuzz, _hf_seeds, attack, durability, fuzz_gguf, fuzz_hf, load, portability
 from bench._server import Server
 from tests.support import REPO as ROOT
 from tests.support import UNLIMITED_WRITES
@@ -263,3 +266,17 @@ def test_acknowledged_shares_survive_kill_9_of_the_whole_server():
     assert result.check.verified == len(result.burst.acknowledged)
     assert result.check.write_after_restart in (200, 201)
     assert result.integrity == "ok"
+
+
+def test_portability_matrix_counts_each_template_by_its_worst_case(tmp_path):
+    # ChatML renders the same everywhere; `date_string` is a variable only llama-server
+    # defines, so that template differs on every conversation with llama.cpp.
+    turns = "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n"
+    turns += "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+    (tmp_path / "chatml.jinja").write_text(turns)
+    (tmp_path / "dated.jinja").write_text("{{ date_string }}" + turns)
+    rows, by_case = portability.matrix(sorted(tmp_path.glob("*.jinja")))
+    assert rows["chatml.jinja"]["llama.cpp"] == "identical"
+    assert rows["dated.jinja"]["llama.cpp"] == "differs"
+    conversations = 1 + len(EXAMPLES)
+    assert by_case.total() == conversations * 2 * (len(ENGINES) - 1)

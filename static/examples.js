@@ -1,94 +1,14 @@
 // Example conversations, each picked to exercise one part of a chat template, and the
 // menu that loads them. Loading one replaces the conversation (messages, tools and the
 // generation options); Undo (or Ctrl-Z in the menu) brings back what was there before.
-// The examples live here only: the menu is built from this list.
+// The menu is built from the list the page embeds (#example-data).
 "use strict";
 
 (function () {
-  const EXAMPLES = [
-    {
-      name: "plain",
-      title: "Plain: one question",
-      messages: [{ role: "user", content: "What is the boiling point of water at sea level?" }],
-    },
-    {
-      name: "multi-turn",
-      title: "System prompt and several turns",
-      messages: [
-        { role: "system", content: "You are a concise assistant for a hardware store." },
-        { role: "user", content: "Do you sell cordless drills?" },
-        { role: "assistant", content: "Yes: we carry 12 V and 18 V models from three brands." },
-        { role: "user", content: "Which one is lighter?" },
-        { role: "assistant", content: "The 12 V model, about 1.1 kg with its battery." },
-        { role: "user", content: "Does its battery fit your 18 V saw?" },
-      ],
-    },
-    {
-      name: "parallel-tools",
-      title: "Tools: two calls at once, and their results",
-      tools: [
-        tool("get_weather", "The current weather in a city.", {
-          city: { type: "string", description: "The city, e.g. Lisbon" },
-          unit: { type: "string", enum: ["celsius", "fahrenheit"] },
-        }, ["city"]),
-        tool("get_local_time", "The local time in a city.", {
-          city: { type: "string", description: "The city, e.g. Lisbon" },
-        }, ["city"]),
-      ],
-      messages: [
-        { role: "user", content: "What's the weather and the local time in Lisbon?" },
-        {
-          role: "assistant",
-          content: "",
-          tool_calls: [
-            call("call_1", "get_weather", { city: "Lisbon", unit: "celsius" }),
-            call("call_2", "get_local_time", { city: "Lisbon" }),
-          ],
-        },
-        { role: "tool", tool_call_id: "call_1", content: '{"temperature": 21, "sky": "clear"}' },
-        { role: "tool", tool_call_id: "call_2", content: '{"time": "14:05"}' },
-        { role: "assistant", content: "It is 21 °C and clear in Lisbon, and 14:05 there." },
-        { role: "user", content: "And in Oslo?" },
-      ],
-    },
-    {
-      name: "reasoning",
-      title: "Reasoning in earlier turns",
-      messages: [
-        { role: "user", content: "Is 221 a prime number?" },
-        {
-          role: "assistant",
-          reasoning_content: "221 = 13 × 17, so it has divisors other than 1 and itself.",
-          content: "No: 221 = 13 × 17.",
-        },
-        { role: "user", content: "And 223?" },
-        {
-          role: "assistant",
-          reasoning_content: "√223 < 15, and 223 is not divisible by 2, 3, 5, 7, 11 or 13.",
-          content: "Yes, 223 is prime.",
-        },
-        { role: "user", content: "What about 227?" },
-      ],
-    },
-    {
-      name: "continue",
-      title: "Continue the final message (prefill)",
-      add_generation_prompt: false,
-      continue_final_message: "true",
-      messages: [
-        { role: "user", content: "Write a haiku about autumn rain." },
-        { role: "assistant", content: "Cold rain on the roof," },
-      ],
-    },
-  ];
-
-  function tool(name, description, properties, required) {
-    return { type: "function", function: { name, description, parameters: { type: "object", properties, required } } };
-  }
-
-  function call(id, name, args) {
-    return { id, type: "function", function: { name, arguments: args } };
-  }
+  // The examples are the server's (app/analysis/examples.py, which the portability report
+  // renders too), embedded in the page as JSON.
+  const data = document.getElementById("example-data");
+  const EXAMPLES = data ? JSON.parse(data.textContent) : [];
 
   const box = document.getElementById("examples");
   const select = document.getElementById("example-select");
@@ -124,7 +44,7 @@
       messages: JSON.stringify(example.messages, null, 2),
       tools: example.tools ? JSON.stringify(example.tools, null, 2) : "",
       add_generation_prompt: example.add_generation_prompt !== false,
-      continue_final_message: example.continue_final_message || "",
+      continue_final_message: example.continue_final_message ? "true" : "",
     };
   }
 

@@ -83,6 +83,25 @@
     editor.focus();
   });
 
+  // The portability matrix's "Open in the Diff": the reference engine on the left, the
+  // engine on the right, over the conversation of the first difference (an example is
+  // loaded through the Examples menu, so Undo brings the user's conversation back). The
+  // changes land within the form's 150 ms trigger delay: one render answers them all.
+  document.addEventListener("click", (event) => {
+    const button = event.target.closest(".open-diff");
+    if (!button) return;
+    const conversation = button.dataset.conversation;
+    if (conversation !== "current" && $("#example-select")) {
+      $("#example-select").value = conversation;
+      $("#example-load").click();
+    }
+    $("#engine").value = button.dataset.reference;
+    $("#compare_engines").value = button.dataset.engine;
+    showView("diff");
+    $("#compare_engines").dispatchEvent(new Event("change", { bubbles: true }));
+    $("#tab-diff").focus();
+  });
+
   // On the outputs column, which htmx never swaps: a class set on #output itself is
   // overwritten by the server's when htmx settles a swap (~20 ms later).
   function applyWhitespace() {

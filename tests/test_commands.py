@@ -1,6 +1,7 @@
 """The command lines of `app.analysis.commands`, run through real shells.
 
-Each command is run with its program (llama-server, llama-cli, curl, vllm) replaced by a
+Each command is run with its program (llama-server, llama-cli, curl, vllm, TGI's
+text-generation-launcher, mistralrs) replaced by a
 printer on PATH that reports the argv and environment it was started with, so a test
 sees exactly what the real program would have received. The transformers snippet and
 the gguf-new-metadata command run for real.
@@ -34,7 +35,9 @@ REPO = Path(__file__).resolve().parents[1]
 PRINTER = (
     "import json, os, sys\njson.dump({'argv': sys.argv[1:], 'env': dict(os.environ)}, sys.stdout)\n"
 )
-PRINTED_PROGRAMS = ("llama-server", "llama-cli", "curl", "vllm")
+PRINTED_PROGRAMS = (
+    "llama-server", "llama-cli", "curl", "vllm", "text-generation-launcher", "mistralrs"
+)  # fmt: skip
 
 NASTY = (
     "{{- 'it' + \"'\" + 's' }} \"double\" 'single' '' \"\" \\ \\\\ \\n \\' \\\" "
@@ -269,9 +272,28 @@ def test_vllm_serves_the_template_file(content_format: str, workdir: Path) -> No
     write_files(item["files"], workdir)
     argv = run(item["command"], workdir)["argv"]
     expected = ["serve", "Org/Model", "--chat-template", "template.jinja"]
-    if content_format == "openai":
-        expected += ["--chat-template-content-format", "openai"]
-    assert argv == expected
+    assert argv == [*expected, "--chat-template-content-format", content_format]
+    assert (workdir / "template.jinja").read_bytes().decode() == template
+
+
+def test_tgi_reads_the_template_from_a_tokenizer_config(workdir: Path) -> None:
+    template = ADVERSARIAL["nasty"]
+    tokens = {"bos_token": "<s>", "eos_token": "</s>", "pad_token": "<pad>"}
+    entries = build_commands(template, {}, "Org/Model", special_tokens=tokens)
+    item = entry(entries, "tgi", "launcher")
+    write_files(item["files"], workdir)
+    argv = run(item["command"], workdir)["argv"]
+    assert argv == ["--model-id", "Org/Model", "--tokenizer-config-path", "tokenizer_config.json"]
+    config = json.loads((workdir / "tokenizer_config.json").read_bytes().decode())
+    assert config == {"chat_template": template, "bos_token": "<s>", "eos_token": "</s>"}
+
+
+def test_mistral_rs_serves_the_template_file(workdir: Path) -> None:
+    template = ADVERSARIAL["nasty"]
+    item = entry(build_commands(template, {}, "Org/Model"), "mistral.rs", "serve")
+    write_files(item["files"], workdir)
+    argv = run(item["command"], workdir)["argv"]
+    assert argv == ["serve", "--jinja-explicit", "template.jinja", "-m", "Org/Model"]
     assert (workdir / "template.jinja").read_bytes().decode() == template
 
 

@@ -192,3 +192,69 @@ def test_requests_llama_server_refuses() -> None:
         render(PLAIN, [{"role": "user"}])
     with pytest.raises(TemplateProblem, match="enable_thinking"):
         render(PLAIN, [{"role": "user", "content": "Hi"}], kwargs={"enable_thinking": "yes"})
+
+
+#: Constructs llama.cpp's Jinja engine (common/jinja/value.cpp, b10573) refuses where Python's
+#: Jinja renders, each with the message a llama-server user reads (its not_implemented_exception
+#: prefixes "NotImplemented: ").
+REFUSED_CONSTRUCTS = {
+    "sameas test": ("{{ none is sameas none }}", "NotImplemented: sameas test not implemented"),
+    "filter test": ("{{ 'upper' is filter }}", "NotImplemented: filter test not implemented"),
+    "escaped test": (
+        "{{ 'foo'|safe is escaped }}",
+        "NotImplemented: escaped test not implemented",
+    ),
+    "replace filter with a count": (
+        "{{ 'a-a-a' | replace('-', '+', 1) }}",
+        "NotImplemented: String replace with count argument not implemented",
+    ),
+    "replace method with a count": (
+        "{{ 'a-a-a'.replace('-', '+', 2) }}",
+        "NotImplemented: String replace with count argument not implemented",
+    ),
+    "format with a numbered field": (
+        "{{ '{0}'.format('x') }}",
+        "NotImplemented: format() only supports simple '{}' placeholders",
+    ),
+    "format with a named field": (
+        "{{ '{name}'.format(name='x') }}",
+        "NotImplemented: format() only supports simple '{}' placeholders",
+    ),
+    "format with a format spec": (
+        "{{ '{:>5}'.format(1) }}",
+        "NotImplemented: format() only supports simple '{}' placeholders",
+    ),
+    "map through a filter": (
+        "{{ ['1', '2'] | map('int') | list }}",
+        "NotImplemented: map: filter-mapping not implemented",
+    ),
+    "min by attribute": (
+        "{{ (items | min(attribute='n')).n }}",
+        "NotImplemented: min: attribute not implemented",
+    ),
+    "max by attribute": (
+        "{{ (items | max(attribute='n')).n }}",
+        "NotImplemented: max: attribute not implemented",
+    ),
+}
+
+
+@pytest.mark.parametrize("construct", REFUSED_CONSTRUCTS)
+def test_constructs_llama_cpp_refuses_raise_its_message(construct: str) -> None:
+    template, message = REFUSED_CONSTRUCTS[construct]
+    kwargs = {"items": [{"n": 2}, {"n": 1}]}
+    with pytest.raises(TemplateProblem) as raised:
+        render(template, [{"role": "user", "content": "Hi"}], kwargs=kwargs)
+    assert (raised.value.type, raised.value.message) == ("NotImplementedError", message)
+    assert raised.value.line == 1
+
+
+def test_what_llama_cpp_accepts_of_those_constructs_still_renders() -> None:
+    # The plain forms of the same builtins: '{}' placeholders (tencent-Hy3 relies on them and
+    # llama-server rendered it), replace without a count, map by attribute, min/max of values.
+    template = (
+        "{{ '<a{}b{}>'.format(1, 'x') }}|{{ 'a-a' | replace('-', '+') }}"
+        "|{{ items | map(attribute='n') | list }}|{{ [3, 1, 2] | min }}{{ [3, 1, 2] | max }}"
+    )
+    result = render(template, [{"role": "user", "content": "Hi"}], kwargs={"items": [{"n": 2}]})
+    assert result.prompt == "<a1bx>|a+a|[2]|13"

@@ -1,4 +1,5 @@
-"""The Analysis view: capabilities, content format, diagnostics and prefix stability.
+"""The Analysis view: capabilities, content format, diagnostics, prefix stability and the
+engines' portability (`portability.py`).
 
 `probe_template` (`probes.py`) runs in a sandbox worker: every render it makes is of
 the untrusted template. `analyze` then adds what needs the model's vocabulary (token counts, BOS,
@@ -15,6 +16,7 @@ from dataclasses import replace
 from typing import Any
 
 from app.analysis.diagnostics import Diagnostic
+from app.analysis.portability import portability
 from app.analysis.probes import probe_template
 from app.analysis.vocab_checks import TokenIds, vocabulary_diagnostics
 from app.problems import TemplateProblem
@@ -78,6 +80,7 @@ def analyze(
     diagnostics = [Diagnostic(**d) for d in probed["diagnostics"]] + vocabulary
     return {
         "llama_cpp_rewrites": _llama_cpp_rewrites(request, pool),
+        "portability": portability(request, pool),
         "capabilities": probed["capabilities"],
         "content_format": probed["content_format"],
         "diagnostics": [d.to_json() for d in diagnostics],

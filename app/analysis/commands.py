@@ -6,7 +6,8 @@ names the command reads (in the current directory) to their contents.
 
 Facts these commands rest on (llama.cpp `common/arg.cpp`, `common/chat.cpp`,
 `tools/server/README.md`; gguf-py `gguf/scripts/gguf_new_metadata.py`; vLLM
-`entrypoints/chat_utils.py`):
+`entrypoints/chat_utils.py`; TGI's launcher docs (`--tokenizer-config-path`); mistral.rs
+`docs/CHAT_TOK.md` (`--jinja-explicit`)):
 
 - llama.cpp's parser takes the argv word after `--chat-template` as its value, whatever
   it starts with (a template starting with "-" is fine) and does no escape processing
@@ -39,6 +40,7 @@ from app.render.limits import RenderLimits, check_template_size
 
 TEMPLATE_FILE = "template.jinja"
 REQUEST_FILE = "apply-template.json"
+TOKENIZER_CONFIG_FILE = "tokenizer_config.json"
 GGUF_PLACEHOLDER = "MODEL.gguf"
 HF_PLACEHOLDER = "ORG/MODEL"
 DEFAULT_SERVER_URL = "http://localhost:8080"
@@ -177,10 +179,30 @@ def _curl(messages: list, tools: list | None, kwargs: dict, add_generation_promp
 
 
 def _vllm(template: str, model: str, content_format: str) -> dict:
+    """vLLM's server with the template file and the content format the playground detects
+    (stated, so the server does not detect it again on its own)."""
     words = ["vllm", "serve", model, "--chat-template", TEMPLATE_FILE]
-    if content_format == "openai":
-        words += ["--chat-template-content-format", "openai"]
+    words += ["--chat-template-content-format", content_format]
     return _entry("vllm", "serve", join(words), {TEMPLATE_FILE: template})
+
+
+def _tgi(template: str, model: str, special_tokens: dict[str, str]) -> dict:
+    """TGI's launcher: it takes no template file, but a whole tokenizer_config.json
+    (`--tokenizer-config-path`), read instead of the model's, whose `chat_template` its
+    router renders; the BOS and EOS texts the template may print go in it too."""
+    config: dict[str, str] = {"chat_template": template}
+    config.update({k: v for k, v in special_tokens.items() if k in ("bos_token", "eos_token")})
+    words = ["text-generation-launcher", "--model-id", model]
+    words += ["--tokenizer-config-path", TOKENIZER_CONFIG_FILE]
+    text = json.dumps(config, ensure_ascii=False, indent=2) + "\n"
+    return _entry("tgi", "launcher", join(words), {TOKENIZER_CONFIG_FILE: text})
+
+
+def _mistral_rs(template: str, model: str) -> dict:
+    """mistral.rs's server: `--jinja-explicit` names a Jinja file that replaces the
+    model's template (its older `--chat-template` wants a JSON file instead)."""
+    words = ["mistralrs", "serve", "--jinja-explicit", TEMPLATE_FILE, "-m", model]
+    return _entry("mistral.rs", "serve", join(words), {TEMPLATE_FILE: template})
 
 
 def _finite(value: Any) -> bool:
@@ -261,6 +283,7 @@ def build_commands(
     builtin: str | None = None,
     add_generation_prompt: bool = True,
     server_url: str = DEFAULT_SERVER_URL,
+    special_tokens: dict[str, str] | None = None,
 ) -> list[dict]:
     """Every command that runs a model with `template`, `kwargs` and the conversation.
 
@@ -268,6 +291,7 @@ def build_commands(
     transformers); a placeholder stands in for the kind not given. `builtin` is the name
     of a llama.cpp built-in format that renders like the template (see
     `equivalent_builtin` of the llama.cpp engine), which adds the shorter `builtin` form.
+    `special_tokens` are the BOS/EOS texts TGI's tokenizer_config.json carries.
     """
     kwargs = kwargs or {}
     messages = EXAMPLE_MESSAGES if messages is None else messages
@@ -278,6 +302,8 @@ def build_commands(
         _curl(messages, tools, kwargs, add_generation_prompt, server_url),
         *_llama_cpp("llama-cli", template, kwargs_json, gguf, builtin),
         _vllm(template, hf_id, content_format),
+        _tgi(template, hf_id, special_tokens or {}),
+        _mistral_rs(template, hf_id),
         _transformers(template, hf_id, messages, tools, kwargs, add_generation_prompt),
         _gguf_py(template, gguf),
     ]

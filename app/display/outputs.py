@@ -269,6 +269,7 @@ def _commands(
         messages=state.messages,
         tools=state.tools,
         add_generation_prompt=state.add_generation_prompt,
+        special_tokens=state.special_tokens,
         **facts,
     )
     return commands, facts["builtin"]

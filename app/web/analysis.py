@@ -111,5 +111,13 @@ def command_lines() -> dict:
         if type(value) is not kind:
             raise RequestError(field, f"'{field}' must be a JSON {kind.__name__}.")
     facts = sandbox_pool().run(template_facts, template, kwargs, special_tokens)
-    commands = build_commands(template, kwargs, model, messages=messages, tools=tools, **facts)
+    commands = build_commands(
+        template,
+        kwargs,
+        model,
+        messages=messages,
+        tools=tools,
+        special_tokens=special_tokens,
+        **facts,
+    )
     return {"commands": commands, **facts}

@@ -6,7 +6,9 @@ from dataclasses import replace
 from typing import Any
 
 from flask import Blueprint, Response, abort, current_app, render_template, request
+from jinja2.utils import htmlsafe_json_dumps
 
+from app.analysis.examples import EXAMPLES
 from app.display.origin import template_origin
 from app.display.outputs import PageLimits, build_outputs
 from app.render.engines import engine_list
@@ -36,6 +38,8 @@ def page_context(state: PlaygroundState, problems: dict[str, str] | None = None)
         "origin": template_origin(state, outputs.source, library()),
         "library": library().entries,
         "engines": engine_list(),
+        # Key order kept (the menu writes the messages as they are listed), HTML-safe.
+        "examples_json": htmlsafe_json_dumps(EXAMPLES, ensure_ascii=False),
         "seq": request.values.get("seq", "0"),
         "page_chars": limits.chars,
     }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from playwright.sync_api import Page, expect
@@ -42,3 +43,64 @@ def test_diff_of_the_two_engines(page: Page) -> None:
     expect(cells.nth(0)).to_have_text("<|im_start|>developer\n")
     expect(cells.nth(1)).to_have_text("<|im_start|>system\n")
     assert page.locator("#diff-unified .delete").count() > 0
+
+
+def test_diff_between_two_chosen_engines(page: Page) -> None:
+    # llama.cpp on the left (the engine menu), transformers on the right (the Diff's menu).
+    use_messages(page, MESSAGES)
+    page.select_option("#engine", "llama.cpp")
+    page.click("#tab-diff")
+    page.select_option("#compare_engines", "transformers")
+    expect(page.locator("#view-diff")).to_contain_text("Against the transformers engine.")
+    cells = page.locator("#diff-side .cell")
+    expect(cells.nth(0)).to_have_text("<|im_start|>system\n")
+    expect(cells.nth(1)).to_have_text("<|im_start|>developer\n")
+    # Both menus name every engine with its version.
+    for menu in ("#engine", "#compare_engines"):
+        labels = page.locator(f"{menu} option").all_inner_texts()
+        assert any("b10573" in label for label in labels), labels
+
+
+def test_portability_matrix_opens_the_first_difference_in_the_diff(page: Page) -> None:
+    use_messages(page, MESSAGES)
+    page.click("#tab-analysis")
+    llama = page.locator('#portability tr[data-engine="llama.cpp"]')
+    expect(llama).to_have_attribute("data-outcome", "differs")
+    expect(llama.locator("td.port-differs").first).to_have_attribute("data-conversation", "current")
+    llama.locator("summary").click()
+    expect(llama.locator(".port-snippet .insert")).to_contain_text("system")
+    llama.locator(".open-diff").click()
+    expect(page.locator("#tab-diff")).to_have_attribute("aria-selected", "true")
+    expect(page.locator("#view-diff")).to_contain_text("Against the llama.cpp engine.")
+    expect(page.locator("#engine")).to_have_value("transformers")
+    cells = page.locator("#diff-side .cell")
+    expect(cells.nth(0)).to_have_text("<|im_start|>developer\n")
+    expect(cells.nth(1)).to_have_text("<|im_start|>system\n")
+
+
+#: Prints each assistant's tool calls as JSON: llama-server parses them into its own
+#: structure, which writes the keys in another order, so only the tool example differs.
+CALLS_AS_JSON = (
+    "{% for m in messages %}{{ m.role }}:{{ m.content }}"
+    "{{ m.tool_calls | tojson if m.tool_calls }}\n{% endfor %}"
+)
+
+
+def test_a_difference_in_an_example_opens_that_example_in_the_diff(page: Page) -> None:
+    page.evaluate("text => window.playground.setTemplate(text)", CALLS_AS_JSON)
+    use_messages(page, [{"role": "user", "content": "Hi"}])
+    page.click("#tab-analysis")
+    llama = page.locator('#portability tr[data-engine="llama.cpp"]')
+    expect(llama).to_have_attribute("data-outcome", "differs")
+    cell = llama.locator('td[data-conversation="parallel-tools"]')
+    expect(cell).to_have_class("port-differs")
+    llama.locator("summary").click()
+    expect(llama.locator("summary")).to_contain_text("parallel-tools")
+    llama.locator(".open-diff").click()
+    expect(page.locator("#tab-diff")).to_have_attribute("aria-selected", "true")
+    expect(page.locator("#view-diff")).to_contain_text("Against the llama.cpp engine.")
+    assert "tool_calls" in page.locator("#messages").input_value()
+    assert page.locator("#diff-unified .delete").count() > 0
+    # The example came through the Examples menu: Undo brings the conversation back.
+    page.click("#example-undo")
+    expect(page.locator("#messages")).not_to_have_value(re.compile("tool_calls"))

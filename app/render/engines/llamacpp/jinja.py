@@ -15,7 +15,10 @@ differ systematically, and those are reproduced here on top of our sandbox:
 - `map`, `select`, `reject`, `selectattr` and `rejectattr` give lists, not generators;
 - arrays have the mutating `append` and `pop` (value.cpp's array builtins);
 - `safe` returns the plain text: nothing is ever HTML-escaped;
-- `raise_exception` prefixes its message with "Jinja Exception: ".
+- `raise_exception` prefixes its message with "Jinja Exception: ";
+- the builtins value.cpp lacks or implements in part are refused as it refuses them
+  (`refusals`: the `sameas`, `escaped` and `filter` tests, `replace` with a count,
+  `format` beyond "{}", `map` through a filter, `min`/`max` by attribute).
 
 Everything else (filters, globals, sandbox rules) is our transformers environment.
 """
@@ -32,6 +35,7 @@ import jinja2.ext
 from jinja2.exceptions import TemplateError
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
+from app.render.engines.llamacpp import refusals
 from app.render.environment import GenerationTracker, build_environment, compile_cache
 
 
@@ -81,9 +85,12 @@ class LlamaCppEnvironment(ImmutableSandboxedEnvironment):
         return super().is_safe_attribute(obj, attr, value)
 
     def getattr(self, obj: Any, attribute: str) -> Any:
-        # value.cpp's string `split` has its own default separator (see `_split`).
+        # value.cpp's string methods are its filters: `split` has its own default separator
+        # (see `_split`), `replace` and `format` refuse what it does not implement.
         if attribute == "split" and isinstance(obj, str):
             return functools.partial(_split, obj)
+        if attribute in refusals.STRING_METHODS and isinstance(obj, str):
+            return functools.partial(refusals.STRING_METHODS[attribute], obj)
         return super().getattr(obj, attribute)
 
 
@@ -168,6 +175,7 @@ def build_llamacpp_environment(
     env.filters.update(base.filters)
     env.globals.update(base.globals)
     env.filters["tojson"] = _tojson
+    refusals.install(env)
     for name in ("map", "select", "reject", "selectattr", "rejectattr"):
         env.filters[name] = _listing(env.filters[name])
     env.filters["default"] = env.filters["d"] = _default

@@ -1,0 +1,82 @@
+"""The portability report: how each engine renders this template over a set of conversations.
+
+The same template gives different prompts in different runtimes (README, Engines). For
+the current conversation and the built-in examples (`examples.py`), every registered
+engine renders the template and is compared with transformers, the reference: each case
+renders identically, renders differently (where, with both sides of the first
+difference), or raises (the error and its template line) where transformers renders.
+
+Cost: engines x conversations renders. Each engine other than the reference is one worker
+task (`portability_cases.engine_report`), which renders the reference too and sends back
+only the outcomes: a slow engine spends its own CPU allowance (`PLAYGROUND_CPU_SECONDS`),
+not the others', and no prompt crosses back. An engine whose task runs out of its limits
+is reported as raising that limit.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.analysis.portability_cases import REFERENCE, conversations, engine_report
+from app.problems import TemplateProblem
+from app.render import engines
+from app.render.core import RenderRequest
+from app.render.pool import SandboxPool
+
+
+def _row(engine: dict[str, str], report: dict[str, Any]) -> dict[str, Any]:
+    """One engine's line of the report: its counts, its outcome and its first findings."""
+    counts = {kind: 0 for kind in ("identical", "differs", "raises", "renders")}
+    for case in report["cases"]:
+        counts[case["outcome"]] += 1
+    if engine["id"] == REFERENCE:
+        outcome = "reference"
+    elif report["cases"] == []:
+        outcome = "raises"  # its task ran out of its limits
+    else:
+        outcome = next(
+            k for k in ("raises", "differs", "identical") if counts[k] or k == "identical"
+        )
+    return {
+        **engine,
+        "outcome": outcome,
+        "identical": counts["identical"],
+        "different": counts["differs"],
+        "raised": counts["raises"],
+        "cases": report["cases"],
+        "first_difference": report["first_difference"],
+        "first_error": report["first_error"],
+    }
+
+
+def _task_failed(problem: TemplateProblem) -> dict[str, Any]:
+    error = {"conversation": None, **problem.to_json()}
+    return {"cases": [], "first_difference": None, "first_error": error}
+
+
+def portability(request: RenderRequest, pool: SandboxPool) -> dict[str, Any]:
+    """Every engine's outcome for `request`'s template over the report's conversations.
+
+    One worker task per engine other than the reference; the reference's row comes from
+    the first of them that finished (none when it is the only engine).
+    """
+    cases = conversations(request)
+    reports: dict[str, dict[str, Any]] = {}
+    for engine in engines.ENGINES:
+        if engine == REFERENCE:
+            continue
+        try:
+            reports[engine] = pool.run(engine_report, engine, cases)
+        except TemplateProblem as problem:
+            reports[engine] = _task_failed(problem)
+    finished = [r["reference"] for r in reports.values() if "reference" in r]
+    reference = finished[0] if finished else {"cases": [], "first_difference": None}
+    reports[REFERENCE] = {"first_error": None, **reference}
+    rows = [_row(info, reports[info["id"]]) for info in engines.engine_list()]
+    others = [row for row in rows if row["id"] != REFERENCE]
+    return {
+        "reference": REFERENCE,
+        "conversations": [case.name for case in cases],
+        "engines": rows,
+        "identical_everywhere": all(row["outcome"] == "identical" for row in others),
+    }

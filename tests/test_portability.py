@@ -1,0 +1,139 @@
+"""The portability report of /api/analyze: every registered engine against transformers.
+
+Expectations come from the engines themselves (each side rendered through the sandbox
+pool as /api/render renders it), never from hand-written prompts: what is tested is
+that the report classifies, counts and locates what the engines do.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from app.analysis.examples import EXAMPLES
+from app.analysis.portability import portability
+from app.problems import limit_exceeded
+from app.render.core import RenderRequest
+from app.render.engines import ENGINES
+from app.text import common_prefix_length
+
+CHATML = (
+    "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+#: ChatML whose second line uses a construct llama.cpp's engine refuses (a numbered field).
+NUMBERED_FORMAT = "{% set start = '<|im_start|>{0}\\n' %}\n" + CHATML.replace(
+    "<|im_start|>{{ m.role }}\n", "{{ start.format(m.role) }}"
+)
+DEVELOPER = [{"role": "developer", "content": "Be brief."}, {"role": "user", "content": "Hi"}]
+CONVERSATIONS = ["current", *(example["name"] for example in EXAMPLES)]
+
+
+def analyze(client, template: str, messages: list[dict[str, Any]]) -> dict[str, Any]:
+    body = {"template": template, "messages": messages, "add_generation_prompt": True}
+    answer = client.post("/api/analyze", json=body)
+    assert answer.status_code == 200, answer.json
+    return answer.json["portability"]
+
+
+def row(report: dict[str, Any], engine: str) -> dict[str, Any]:
+    return next(r for r in report["engines"] if r["id"] == engine)
+
+
+def test_every_registered_engine_has_a_row_over_every_conversation(client):
+    report = analyze(client, CHATML, [{"role": "user", "content": "Hi"}])
+    assert [r["id"] for r in report["engines"]] == list(ENGINES)
+    assert report["conversations"] == CONVERSATIONS
+    for r in report["engines"]:
+        assert [c["conversation"] for c in r["cases"]] == CONVERSATIONS
+        assert r["version"] == ENGINES[r["id"]].version
+    # ChatML renders the same everywhere the engines agree on the request.
+    assert row(report, "transformers")["outcome"] == "reference"
+
+
+def test_a_difference_is_counted_and_located_where_the_engines_part(app, client):
+    report = analyze(client, CHATML, DEVELOPER)
+    llama = row(report, "llama.cpp")
+    assert llama["outcome"] == "differs"
+    assert llama["cases"][0] == {"conversation": "current", "outcome": "differs"}
+    assert llama["different"] == sum(c["outcome"] == "differs" for c in llama["cases"])
+    assert llama["identical"] + llama["different"] + llama["raised"] == len(CONVERSATIONS)
+    first = llama["first_difference"]
+    request = RenderRequest(template=CHATML, messages=DEVELOPER, add_generation_prompt=True)
+    pool = app.extensions["sandbox_pool"]
+    reference = pool.render(request).prompt
+    rendered = pool.render(replace(request, engine="llama.cpp"))
+    at = common_prefix_length(reference, rendered.prompt)
+    assert (first["conversation"], first["position"]) == ("current", at)
+    assert reference[at:].startswith(first["reference"])
+    assert rendered.prompt[at:].startswith(first["engine"])
+    assert first["rewrites"] == rendered.rewrites
+    assert report["identical_everywhere"] is False
+
+
+def test_a_construct_an_engine_refuses_is_named_with_its_line(client):
+    report = analyze(client, NUMBERED_FORMAT, [{"role": "user", "content": "Hi"}])
+    assert row(report, "transformers")["first_error"] is None
+    llama = row(report, "llama.cpp")
+    assert llama["outcome"] == "raises"
+    assert llama["raised"] == len(CONVERSATIONS)
+    error = llama["first_error"]
+    assert (error["conversation"], error["line"]) == ("current", 2)
+    assert "format() only supports simple '{}' placeholders" in error["message"]
+
+
+def test_the_analysis_view_shows_the_matrix(client):
+    data = {"template": CHATML, "messages": json.dumps(DEVELOPER), "view": "analysis"}
+    page = client.post("/fragments/output", data=data).get_data(as_text=True)
+    assert 'id="portability"' in page
+    assert 'data-engine="llama.cpp" data-outcome="differs"' in page
+    assert 'class="button small open-diff" data-engine="llama.cpp"' in page
+
+
+class RefusingPool:
+    """A pool whose every task runs out of its CPU allowance."""
+
+    def run(self, *args: Any) -> Any:
+        raise limit_exceeded("cpu_seconds", "The template ran for too long.")
+
+
+def test_an_engine_whose_task_runs_out_of_its_limits_is_reported_so():
+    request = RenderRequest(template=CHATML, messages=[{"role": "user", "content": "Hi"}])
+    report = portability(request, RefusingPool())  # type: ignore[arg-type]
+    for r in report["engines"]:
+        if r["id"] == "transformers":
+            continue
+        assert r["outcome"] == "raises"
+        assert r["first_error"]["limit"] == "cpu_seconds"
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=[e["name"] for e in EXAMPLES])
+def test_the_page_embeds_the_examples_the_report_renders(client, example):
+    page = client.get("/").get_data(as_text=True)
+    embedded = page.split('id="example-data">', 1)[1].split("</script>", 1)[0]
+    assert example in json.loads(embedded)
+
+
+#: ChatML over four lines: the role is written by line 2.
+CHATML_LINES = (
+    "{% for m in messages %}\n"
+    "<|im_start|>{{ m.role }}\n"
+    "{{ m.content }}<|im_end|>\n"
+    "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+
+
+def test_a_difference_names_the_template_line_that_wrote_it(client):
+    # llama-server turns the developer message into a system one: the first difference is
+    # in the role, which line 2 writes.
+    llama = row(analyze(client, CHATML_LINES, DEVELOPER), "llama.cpp")
+    first = llama["first_difference"]
+    assert (first["conversation"], first["reference"][:9]) == ("current", "developer")
+    assert first["line"] == 2
+    data = {"template": CHATML_LINES, "messages": json.dumps(DEVELOPER), "view": "analysis"}
+    page = client.post("/fragments/output", data=data).get_data(as_text=True)
+    finding = page.split('data-engine="llama.cpp"', 1)[1].split("</tr>", 1)[0]
+    assert 'class="line-link" data-line="2"' in finding
