@@ -56,7 +56,7 @@ class Reference:
 def parse_reference(text: str) -> Reference | None:
     """`ORG/NAME`, or a Hub URL of it (`.../blob/main/x.gguf`, `.../resolve/...`); None
     for anything else."""
-    match = _REFERENCE.match(text.strip())
+    match = _REFERENCE.match(text.strip().split("#", 1)[0].split("?", 1)[0])
     if match is None:
         return None
     repo = match["repo"].removesuffix(".git")

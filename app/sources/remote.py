@@ -23,8 +23,9 @@ from app.sources.gguf import IncompleteHeader
 
 T = TypeVar("T")
 
-#: The first bytes of a GGUF file read, as the page sends of an upload: most headers fit.
-FIRST_GGUF_BYTES = 16 << 20
+#: The first bytes of a GGUF file read: most headers fit (a 150k-token vocabulary takes
+#: about 3 MiB); a longer one asks for more (`need_bytes`).
+FIRST_GGUF_BYTES = 4 << 20
 
 
 @dataclass
@@ -141,7 +142,7 @@ def grow_header(
     file_size: int | None,
     max_bytes: int,
 ) -> T:
-    """Read a GGUF header as the page uploads one: the first 16 MiB, then more whenever the
+    """Read a GGUF header as the page uploads one: the first 4 MiB, then more whenever the
     parser asks (`need_bytes`, at least doubling), each time only the bytes not yet read
     (`read_more(start, end)`). Raises 413 when the header needs more than `max_bytes`."""
     end = min(FIRST_GGUF_BYTES, max_bytes, file_size or FIRST_GGUF_BYTES)
