@@ -25,10 +25,6 @@ class Setting:
         return f"PLAYGROUND_{self.key}"
 
 
-def _flag(text: str) -> bool:
-    return text.strip().lower() in ("1", "true", "yes", "on")
-
-
 def _megabytes(text: str) -> int:
     return int(float(text) * 1024 * 1024)
 
@@ -192,8 +188,8 @@ SETTINGS = (
     ),
     Setting(
         "URL_ALLOW_PRIVATE",
-        False,
-        _flag,
+        0,
+        int,
         "1: a GGUF URL may point at loopback, private and link-local addresses (a private"
         " deployment). 0: only public addresses, at every redirect.",
     ),
