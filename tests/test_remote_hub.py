@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import threading
 import time
 from dataclasses import replace
 
@@ -261,3 +262,18 @@ def test_an_unreachable_hub_is_504_naming_it(client, remote_with):
 def test_references_are_recognised(text, expected):
     found = parse_reference(text)
     assert (None if found is None else (found.repo, found.revision, found.file)) == expected
+
+
+def test_every_fetch_thread_busy_is_503_at_once(app, hub, remote_with):
+    remote_with(seconds=1.0, threads=1)
+    first = threading.Thread(target=load, args=(app.test_client(),), kwargs={"repo": "org/slow"})
+    first.start()  # its read holds the one fetch thread for the 3 s the Hub takes
+    try:
+        while not any("org/slow" in path for _, path, _ in hub.requests):
+            time.sleep(0.01)
+        response = load(app.test_client(), repo="org/templates")
+        assert response.status_code == 503
+        assert response.json["error"]["limit"] == "fetches"
+        assert response.headers["Retry-After"] == "2"
+    finally:
+        first.join()

@@ -141,7 +141,7 @@ class PublicURLReader:
             pool = urllib3.HTTPConnectionPool(target.address, target.port, **options)
         default_port = target.port == (443 if target.scheme == "https" else 80)
         headers = {
-            "Host": target.host if default_port else f"{target.host}:{target.port}",
+            "Host": _host_header(target.host, target.port, default_port),
             "Range": f"bytes={start}-{end - 1}",
             "Accept-Encoding": "identity",
             "User-Agent": USER_AGENT,
@@ -166,6 +166,12 @@ def _take(response: urllib3.BaseHTTPResponse, skip: int, size: int, budget: Budg
         raise budget.timeout() from None
     except urllib3.exceptions.HTTPError as error:
         raise RemoteError("Unreachable", f"The read broke off ({type(error).__name__}).") from None
+
+
+def _host_header(host: str, port: int, default_port: bool) -> str:
+    """The Host header: an IPv6 address in brackets, the port unless the scheme's own."""
+    shown = f"[{host}]" if ":" in host else host
+    return shown if default_port else f"{shown}:{port}"
 
 
 def _size(response: urllib3.BaseHTTPResponse) -> int | None:
