@@ -123,6 +123,8 @@
   });
   $("#model-file-load").addEventListener("click", () => {
     const body = { repo: picker.dataset.repo, revision: picker.dataset.sha, file: select.value };
-    load("/api/sources/hub", body, `the header of ${select.value}`);
+    // The option's text carries the size: the header is a few MB of it, read by ranges.
+    const chosen = select.selectedOptions[0] ? select.selectedOptions[0].textContent : select.value;
+    load("/api/sources/hub", body, `the header of ${chosen} from ${picker.dataset.repo}`);
   });
 })();

@@ -13,7 +13,7 @@ import pytest
 from transformers import AutoTokenizer
 
 from app.sources import remote
-from app.sources.hub import parse_reference
+from app.sources.hub import Listing, parse_reference
 from app.sources.remote_sources import RemoteSettings, RemoteSources
 from tests.support.fake_hub import FakeHub, Repo
 from tests.support.remote_fixtures import (
@@ -277,3 +277,29 @@ def test_every_fetch_thread_busy_is_503_at_once(app, hub, remote_with):
         assert response.headers["Retry-After"] == "2"
     finally:
         first.join()
+
+
+@pytest.mark.parametrize(
+    ("files", "default"),
+    [
+        # A preferred quantisation wins, a projector never does; folders are kept.
+        ({"Q8_0/M-Q8_0-00001-of-00002.gguf": 9, "Q8_0/M-Q8_0-00002-of-00002.gguf": 9,
+          "M-IQ4_XS.gguf": 4, "M-Q5_K_M.gguf": 5, "mmproj-M-Q4_K_M.gguf": 1}, "M-Q5_K_M.gguf"),
+        # No known name: the middle size.
+        ({"a.gguf": 1, "b.gguf": 30, "c.gguf": 7}, "c.gguf"),
+        # Only a projector: that one.
+        ({"mmproj-x.gguf": 1}, "mmproj-x.gguf"),
+    ],
+)  # fmt: skip
+def test_the_default_gguf_is_a_middle_quantisation(files, default):
+    assert Listing("o/m", "main", "0" * 40, files).default_gguf() == default
+
+
+def test_split_models_are_listed_once_with_all_their_bytes():
+    files = {"Q8_0/M-Q8_0-00001-of-00002.gguf": 9, "Q8_0/M-Q8_0-00002-of-00002.gguf": 8,
+             "M-Q4_0.gguf": 4, "notes.txt": 1}  # fmt: skip
+    choices = [c.to_json() for c in Listing("o/m", "main", "0" * 40, files).gguf_choices()]
+    assert choices == [
+        {"file": "M-Q4_0.gguf", "size": 4, "shards": 1},
+        {"file": "Q8_0/M-Q8_0-00001-of-00002.gguf", "size": 17, "shards": 2},
+    ]
