@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 import pytest
 from playwright.sync_api import Page, expect
 
+from tests.browser.test_uploads import record_upload_messages
 from tests.support.fake_hub import FakeHub, RangeHost, Repo
 from tests.support.remote_fixtures import gguf_file, transformers_repo, write_files
 from tests.support.server import Server, start_gunicorn
@@ -103,9 +104,12 @@ def test_a_hub_url_offers_its_gguf_files_and_reads_the_picked_one(
     expect(options).to_have_count(3)
     expect(options.nth(0)).to_contain_text(re.compile(r"Tiny-Q2_K\.gguf \(\d+(\.\d)? KB\)"))
     expect(page.locator("#model-file")).to_have_value("Tiny-Q4_K_M.gguf")  # a middle one
+    record_upload_messages(page)
     with page.expect_response("**/api/sources/hub") as answer:
         page.click("#model-file-load")
     assert answer.value.status == 200
+    messages = page.evaluate("window.uploadMessages")
+    assert any(re.match(r"Reading the header of Tiny-Q4_K_M\.gguf \(\d", m) for m in messages)
     expect(page.locator("#template-origin")).to_contain_text("Tiny-Q4_K_M.gguf")
     expect(page.locator("#source-provenance")).to_contain_text("org/Tiny-GGUF")
     expect(page.locator("#prompt-raw")).to_have_value(re.compile(r"^<s>"))
