@@ -60,6 +60,7 @@
     return `${origin.repo}${file} at ${String(origin.sha || "").slice(0, 12)}`;
   }
 
+  /** Fill the GGUF file list of a repository, its default chosen. */
   function offerFiles(answer) {
     select.replaceChildren();
     for (const choice of answer.gguf_files) {
@@ -73,7 +74,6 @@
     picker.hidden = false;
     picker.dataset.repo = answer.origin.repo;
     picker.dataset.sha = answer.origin.sha;
-    uploadStatus(100, `${answer.origin.repo} holds ${answer.gguf_files.length} GGUF files: pick one and read its header.`);
   }
 
   async function load(endpoint, body, what) {
@@ -87,6 +87,8 @@
       }
       if (!answer.json.id && answer.json.gguf_files) {
         offerFiles(answer.json);
+        const count = answer.json.gguf_files.length;
+        uploadStatus(100, `${answer.json.origin.repo} holds ${count} GGUF models: pick one and read its header.`);
         return;
       }
       const origin = answer.json.origin;
@@ -96,6 +98,8 @@
       const message = size ? loadedMessage(answer.json, name, size) : `Loaded ${name}`;
       uploadStatus(100, `${message} — from ${provenance(origin)}`);
       useSource(answer.json, name);
+      // Tokenizer files and GGUF files in one repository: the GGUF files stay on offer.
+      if (!origin.file && (answer.json.gguf_files || []).length) offerFiles(answer.json);
     } catch (error) {
       uploadStatus(0, String(error.message || error));
     }

@@ -73,7 +73,8 @@ class RemoteSources:
             )
         answer = source.to_json()
         answer.update(self._origin(listing, file))
-        answer["gguf_files"] = self._choices(listing)
+        # A repository may hold both: the page offers its GGUF files beside the source.
+        answer.update(gguf_files=self._choices(listing), default_file=listing.default_gguf())
         return answer
 
     def load_url(self, url: str) -> dict[str, Any]:
