@@ -303,3 +303,13 @@ def test_split_models_are_listed_once_with_all_their_bytes():
         {"file": "M-Q4_0.gguf", "size": 4, "shards": 1},
         {"file": "Q8_0/M-Q8_0-00001-of-00002.gguf", "size": 17, "shards": 2},
     ]
+
+
+@pytest.mark.parametrize(
+    ("origin", "field"), [({"sha": 5}, "source.origin.sha"), ("org/m", "source.origin")]
+)
+def test_a_share_refuses_an_origin_that_is_not_strings(client, origin, field):
+    source = {"id": "a" * 64, "kind": "hf", "origin": origin}
+    response = client.post("/api/shares", json={"template": "x", "messages": [], "source": source})
+    assert response.status_code == 400
+    assert response.json["error"]["field"] == field
