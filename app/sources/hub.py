@@ -179,7 +179,7 @@ class Hub:
             ) as response,
         ):
             if response.status_code >= 400:
-                response.read()
+                response.read()  # for the error's message: the Hub's own, small (trusted)
                 hf_raise_for_status(response)
             skip = start if response.status_code == 200 else 0
             return take(response.iter_bytes(_CHUNK), skip, end - start, budget)
