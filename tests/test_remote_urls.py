@@ -184,3 +184,20 @@ def test_a_missing_file_is_404(client, remote_with, private_host):
     remote_with(allow_private=True)
     response = load(client, f"{private_host.url}/models/none.gguf")
     assert response.status_code == 404
+
+
+def test_a_file_that_is_not_gguf_is_422_and_a_cut_header_409(
+    client, remote_with, private_host, model, tmp_path
+):
+    (tmp_path / "page.html").write_text("<!doctype html><p>a download page</p>")
+    with model.open("rb") as whole:  # 40 GB: read its start only
+        (tmp_path / "cut.gguf").write_bytes(whole.read(5000))
+    private_host.files["/page.gguf"] = tmp_path / "page.html"
+    private_host.files["/cut.gguf"] = tmp_path / "cut.gguf"
+    remote_with(allow_private=True)
+    refused = load(client, f"{private_host.url}/page.gguf")
+    assert refused.status_code == 422
+    assert refused.json["error"]["type"] == "GGUFError"
+    cut = load(client, f"{private_host.url}/cut.gguf")
+    assert cut.status_code == 409
+    assert cut.json["error"]["need_bytes"] > 5000
