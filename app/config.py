@@ -172,6 +172,45 @@ SETTINGS = (
         "Proxies in front of the service whose X-Forwarded-For is believed (0: the TCP peer"
         " is the client). Per-client limits count by that address (IPv6: by /64).",
     ),
+    Setting(
+        "HF_ENDPOINT",
+        "https://huggingface.co",
+        str,
+        "The Hugging Face Hub that model ids are read from (a mirror or an air-gapped Hub"
+        " sets its own); trusted, unlike URLs visitors give.",
+    ),
+    Setting(
+        "HF_TOKEN",
+        "",
+        str,
+        "A Hub token for gated and private repositories (empty: none); sent only to"
+        " HF_ENDPOINT, never stored, logged or shown.",
+    ),
+    Setting(
+        "URL_ALLOW_PRIVATE",
+        0,
+        int,
+        "1: a GGUF URL may point at loopback, private and link-local addresses (a private"
+        " deployment). 0: only public addresses, at every redirect.",
+    ),
+    Setting(
+        "FETCH_SECONDS",
+        20.0,
+        float,
+        "Seconds one Hub or URL load may spend reading from the network; then 504.",
+    ),
+    Setting(
+        "FETCHES",
+        4,
+        int,
+        "Network reads of remote sources a web process runs at once; more get 503 at once.",
+    ),
+    Setting(
+        "FETCH_REDIRECTS",
+        5,
+        int,
+        "Redirects a GGUF URL may take (each hop's address checked); more get 400.",
+    ),
     Setting("BIND", "127.0.0.1:8000", str, "Address gunicorn listens on."),
     Setting("WORKERS", 2, int, "gunicorn worker processes."),
     Setting(

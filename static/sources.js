@@ -109,6 +109,7 @@
     $("#source_id").value = source.id;
     $("#source_kind").value = source.kind;
     $("#source_file_name").value = fileName || "";
+    $("#source_origin").value = source.origin ? JSON.stringify(source.origin) : "";
     const names = Object.keys(source.templates || {});
     const name = names.includes("default") ? "default" : names[0];
     $("#template_name").value = name || "";
@@ -234,6 +235,9 @@
     const lists = await Promise.all(entries.filter(Boolean).map((entry) => folderFiles(entry)));
     loadFiles(lists.flat());
   });
+
+  // Used by remote.js (the Model box), which loads sources from the Hub or a URL.
+  playground.sources = { useSource, uploadStatus, humanSize, loadedMessage };
 
   // --- The named templates of the loaded source ---
   // The tabs are redrawn with every render (htmx swaps them in), so one listener on the

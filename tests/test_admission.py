@@ -201,6 +201,8 @@ EXPENSIVE = [
     ("POST", "/api/tokenize"),
     ("POST", "/api/sources/gguf"),
     ("POST", "/api/sources/hf"),
+    ("POST", "/api/sources/hub"),
+    ("POST", "/api/sources/url"),
     ("POST", "/api/shares"),
     ("GET", "/"),
     ("POST", "/"),

@@ -75,6 +75,17 @@ FORMS = {
         "source_id": "a" * 64,
         "source_kind": "hf",
         "source_file_name": "tokenizer_config.json",
+        # A remote source's provenance, in the order the state keeps its fields.
+        "source_origin": json.dumps(
+            {
+                "file": None,
+                "repo": "org/model",
+                "revision": "main",
+                "sha": "c" * 40,
+                "type": "hub",
+                "url": "https://huggingface.co/org/model/tree/" + "c" * 40,
+            }
+        ),
         "template_name": "tool_use",
         "add_bos_token": "on",
         "add_eos_token": "",
@@ -96,6 +107,7 @@ FORMS = {
         "source_id": "b" * 64,
         "source_kind": "gguf",
         "source_file_name": "model.gguf",
+        "source_origin": "",
         "template_name": "",
         "add_bos_token": "",
         "add_eos_token": "on",

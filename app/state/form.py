@@ -88,7 +88,20 @@ def _source(form: Mapping[str, str]) -> dict[str, Any] | None:
         "kind": form.get("source_kind") or "gguf",
         "file_name": form.get("source_file_name") or None,
         "template_name": form.get("template_name") or None,
+        "origin": _source_origin(form.get("source_origin") or ""),
     }
+
+
+def _source_origin(text: str) -> dict[str, Any] | None:
+    """A remote source's provenance, kept as JSON in a hidden input; anything that is not
+    a small JSON object of it is dropped (it only names where the source came from)."""
+    try:
+        value = loads(text, 2, where="source_origin") if text.strip() else None
+    except JSONRefused:
+        return None
+    if type(value) is not dict or not all(type(v) in (str, type(None)) for v in value.values()):
+        return None
+    return value
 
 
 def _form_body(form: Mapping[str, str], max_depth: int, problems: dict[str, str]) -> dict:
@@ -166,6 +179,7 @@ def form_values(state: PlaygroundState) -> dict[str, str]:
         source_kind=source.kind if source else "",
         source_file_name=(source.file_name or "") if source else "",
         template_name=(source.template_name or "") if source else "",
+        source_origin=json.dumps(source.origin) if source and source.origin else "",
         library=state.library or "",
         view=state.view or "",
     )

@@ -87,6 +87,9 @@ class SourceRef:
     kind: str
     file_name: str | None = None
     template_name: str | None = None
+    #: Where a remote source was read: `type` ("hub" or "url"), `repo`, `revision`, the
+    #: commit `sha`, `file`, `url` (each a string or null); None for an upload.
+    origin: dict[str, str | None] | None = None
 
     @classmethod
     def from_json(cls, value: Any) -> SourceRef | None:
@@ -109,18 +112,36 @@ class SourceRef:
             kind=kind,
             file_name=_optional_string(value, "file_name", "source.file_name"),
             template_name=_optional_string(value, "template_name", "source.template_name"),
+            origin=_origin(value.get("origin")),
         )
 
     def to_json(self) -> dict[str, Any]:
         """Every key, null when unknown, so the page reads one fixed shape."""
         # In sorted order: shares stored before key order was kept sorted every key, and
         # a state they hold must still hash to the same id.
-        return {
+        document: dict[str, Any] = {
             "file_name": self.file_name,
             "id": self.id,
             "kind": self.kind,
             "template_name": self.template_name,
         }
+        if self.origin is not None:  # absent, not null: older shares keep their ids
+            document["origin"] = self.origin
+        return document
+
+
+#: The fields of a remote source's `origin`, in the (sorted) order they are stored.
+ORIGIN_FIELDS = ("file", "repo", "revision", "sha", "type", "url")
+
+
+def _origin(value: Any) -> dict[str, str | None] | None:
+    """A remote source's provenance: its known fields, each a string or null."""
+    if value is None:
+        return None
+    if type(value) is not dict:
+        message = f"'source.origin' must be an object or null, not {_kind(value)}."
+        raise RequestError("source.origin", message)
+    return {name: _optional_string(value, name, f"source.origin.{name}") for name in ORIGIN_FIELDS}
 
 
 @dataclass(frozen=True)

@@ -87,10 +87,22 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     library_dir = app.config["LIBRARY_DIR"]
     app.extensions["library"] = Library(Path(library_dir) if library_dir else DEFAULT_LIBRARY)
 
-    from app.web import analysis, api, errors, guards, library, metrics, page, shares, sources
+    from app.web import (
+        analysis,
+        api,
+        errors,
+        guards,
+        library,
+        metrics,
+        page,
+        remote,
+        shares,
+        sources,
+    )
 
     app.register_blueprint(api.blueprint)
     app.register_blueprint(sources.blueprint)
+    remote.install(app)  # the Hub and GGUF URLs, read into the source store
     app.register_blueprint(library.blueprint)
     app.register_blueprint(analysis.blueprint)
     app.register_blueprint(shares.blueprint)

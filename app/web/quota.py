@@ -21,6 +21,8 @@ WRITES = frozenset(
         ("POST", "/fragments/share"),
         ("POST", "/api/sources/gguf"),
         ("POST", "/api/sources/hf"),
+        ("POST", "/api/sources/hub"),
+        ("POST", "/api/sources/url"),
     }
 )
 

@@ -1,0 +1,184 @@
+"""Range reads of a URL a visitor gave, safe against server-side request forgery.
+
+The service reads the URL on the visitor's behalf from inside the operator's network, so
+by default it goes only where the visitor could go anyway: `http` or `https`, no
+credentials in the URL, and every address the host name resolves to must be public (not
+loopback, private, link-local such as cloud metadata at 169.254.169.254, shared,
+multicast or reserved), checked again at every redirect. The connection is then made to
+the very address that was checked, so a DNS answer that changes between the check and
+the connection (DNS rebinding) cannot send it elsewhere. urllib3 is used because it lets
+us name that address while TLS still checks the certificate of the host name.
+`PLAYGROUND_URL_ALLOW_PRIVATE` lifts the address rule (a private deployment).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from dataclasses import dataclass
+from urllib.parse import urljoin, urlsplit
+
+import urllib3
+
+from app.sources.remote import Budget, RemoteError, take
+
+#: Read sizes of one answer.
+_CHUNK = 1 << 16
+#: Sent as the user agent, so that hosts can tell what reads their files.
+USER_AGENT = "chat-template-playground (GGUF header reader)"
+
+
+@dataclass(frozen=True)
+class Target:
+    """One hop: the URL, its host name and port, and the checked address to connect to."""
+
+    url: str
+    scheme: str
+    host: str
+    port: int
+    address: str
+    path: str
+
+
+def refused(message: str) -> RemoteError:
+    """A URL the rules do not allow (400, `field: url`)."""
+    return RemoteError("Refused", message, 400, {"field": "url"})
+
+
+def is_public(address: str) -> bool:
+    """Whether an address is on the public internet (an IPv4-mapped IPv6 address counts as
+    the IPv4 address it carries)."""
+    ip = ipaddress.ip_address(address.split("%", 1)[0])
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return ip.is_global and not ip.is_multicast
+
+
+class PublicURLReader:
+    """Reads byte ranges of URLs under the rules above."""
+
+    def __init__(self, *, allow_private: bool, max_redirects: int) -> None:
+        self.allow_private = allow_private
+        self.max_redirects = max_redirects
+
+    def check(self, url: str) -> None:
+        """Refuse a URL by its form alone (scheme, credentials, host), before any read."""
+        self._parse(url)
+
+    def read(self, url: str, start: int, end: int, budget: Budget) -> tuple[bytes, int | None]:
+        """Bytes `start` to `end` of the file at `url`, and its size when the server says;
+        redirects followed (each hop checked). A server that ignores Range is read from its
+        first byte only up to `end`, then the connection is closed."""
+        for _ in range(self.max_redirects + 1):
+            target = self._target(url, budget)
+            response = self._get(target, start, end, budget)
+            try:
+                location = response.headers.get("Location")
+                if response.status in (301, 302, 303, 307, 308) and location:
+                    url = urljoin(target.url, location)
+                    continue
+                if response.status == 416:
+                    return b"", start
+                if response.status not in (200, 206):
+                    raise RemoteError(
+                        "NotFound" if response.status == 404 else "BadAnswer",
+                        f"{target.host} answered HTTP {response.status} for {target.url}.",
+                        404 if response.status == 404 else 502,
+                    )
+                skip = start if response.status == 200 else 0
+                data = _take(response, skip, end - start, budget)
+                return data, _size(response)
+            finally:
+                response.release_conn()
+                response.close()
+        raise refused(f"More than {self.max_redirects} redirects (PLAYGROUND_FETCH_REDIRECTS).")
+
+    def _parse(self, url: str) -> tuple[str, str, int, str]:
+        try:
+            parts = urlsplit(url)
+            port = parts.port
+        except ValueError as error:
+            raise refused(f"This is not a URL: {error}.") from None
+        if parts.scheme not in ("http", "https"):
+            raise refused(f"Only http and https URLs are read, not {parts.scheme or 'this'}:.")
+        if parts.username is not None or parts.password is not None:
+            raise refused("A URL with a user name or password in it is not read.")
+        if not parts.hostname:
+            raise refused("The URL names no host.")
+        path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        return parts.scheme, parts.hostname, port or (443 if parts.scheme == "https" else 80), path
+
+    def _target(self, url: str, budget: Budget) -> Target:
+        """The hop's checked address: every address of the host must be allowed."""
+        scheme, host, port, path = self._parse(url)
+        budget.remaining()
+        try:
+            found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        except (OSError, UnicodeError):
+            raise RemoteError("Unreachable", f"The host {host} is not known.", 502) from None
+        addresses = list(dict.fromkeys(info[4][0] for info in found))
+        if not self.allow_private:
+            blocked = [address for address in addresses if not is_public(address)]
+            if blocked:
+                raise refused(
+                    f"{host} is at {blocked[0]}, which is not a public address: URLs are read "
+                    "only from the public internet (PLAYGROUND_URL_ALLOW_PRIVATE)."
+                )
+        return Target(url, scheme, host, port, addresses[0], path)
+
+    def _get(
+        self, target: Target, start: int, end: int, budget: Budget
+    ) -> urllib3.BaseHTTPResponse:
+        seconds = budget.remaining()
+        timeout = urllib3.Timeout(connect=seconds, read=seconds)
+        options = {"timeout": timeout, "retries": False, "maxsize": 1}
+        if target.scheme == "https":
+            pool: urllib3.HTTPConnectionPool = urllib3.HTTPSConnectionPool(
+                target.address, target.port, server_hostname=target.host,
+                assert_hostname=target.host, **options,
+            )  # fmt: skip
+        else:
+            pool = urllib3.HTTPConnectionPool(target.address, target.port, **options)
+        default_port = target.port == (443 if target.scheme == "https" else 80)
+        headers = {
+            "Host": _host_header(target.host, target.port, default_port),
+            "Range": f"bytes={start}-{end - 1}",
+            "Accept-Encoding": "identity",
+            "User-Agent": USER_AGENT,
+        }
+        try:
+            return pool.urlopen(
+                "GET", target.path, headers=headers, redirect=False, preload_content=False,
+                assert_same_host=False, release_conn=False,
+            )  # fmt: skip
+        except urllib3.exceptions.TimeoutError:
+            raise budget.timeout() from None
+        except urllib3.exceptions.HTTPError as error:
+            raise RemoteError(
+                "Unreachable", f"{target.host} cannot be reached ({type(error).__name__}).", 502
+            ) from None
+
+
+def _take(response: urllib3.BaseHTTPResponse, skip: int, size: int, budget: Budget) -> bytes:
+    try:
+        return take(response.stream(_CHUNK, decode_content=False), skip, size, budget)
+    except urllib3.exceptions.TimeoutError:
+        raise budget.timeout() from None
+    except urllib3.exceptions.HTTPError as error:
+        raise RemoteError("Unreachable", f"The read broke off ({type(error).__name__}).") from None
+
+
+def _host_header(host: str, port: int, default_port: bool) -> str:
+    """The Host header: an IPv6 address in brackets, the port unless the scheme's own."""
+    shown = f"[{host}]" if ":" in host else host
+    return shown if default_port else f"{shown}:{port}"
+
+
+def _size(response: urllib3.BaseHTTPResponse) -> int | None:
+    """The whole file's size: `Content-Range: bytes a-b/SIZE`, or a 200's length."""
+    content_range = response.headers.get("Content-Range", "")
+    total = content_range.rpartition("/")[2]
+    if response.status == 206 and total.isdigit():
+        return int(total)
+    length = response.headers.get("Content-Length", "")
+    return int(length) if response.status == 200 and length.isdigit() else None

@@ -1,0 +1,76 @@
+"""Remote sources over HTTP: a Hugging Face model id, or a GGUF file by URL."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint, Flask, current_app
+
+from app.config import max_upload_bytes
+from app.errors import RequestError
+from app.sources.hub import Reference, parse_reference
+from app.sources.remote_sources import RemoteSettings, RemoteSources
+from app.web.api import json_body
+
+blueprint = Blueprint("remote", __name__)
+
+#: Longest repository reference, file name or URL read from a body.
+MAX_REFERENCE_CHARS = 2048
+
+
+def install(app: Flask) -> None:
+    """Make this application's remote sources (their fetch threads start on first use)."""
+    config = app.config
+    settings = RemoteSettings(
+        hf_endpoint=str(config["HF_ENDPOINT"]),
+        hf_token=str(config["HF_TOKEN"]) or None,
+        allow_private=bool(config["URL_ALLOW_PRIVATE"]),
+        seconds=float(config["FETCH_SECONDS"]),
+        threads=int(config["FETCHES"]),
+        redirects=int(config["FETCH_REDIRECTS"]),
+        max_bytes=max_upload_bytes(config),
+    )
+    app.extensions["remote_sources"] = RemoteSources(app.extensions["source_store"], settings)
+    app.register_blueprint(blueprint)
+
+
+def remote_sources() -> RemoteSources:
+    """The remote sources of this application."""
+    return current_app.extensions["remote_sources"]
+
+
+@blueprint.post("/api/sources/hub")
+def load_hub() -> tuple[dict, int]:
+    """`{"repo", "revision"?, "file"?}`: a Hub repository's source, or its GGUF files."""
+    body = _object()
+    text = _string(body, "repo", required=True)
+    reference = parse_reference(text)
+    if reference is None:
+        raise RequestError("repo", f"{text!r} is not a model id (ORG/NAME) or a Hub URL of one.")
+    revision = _string(body, "revision") or reference.revision
+    file = _string(body, "file") or reference.file
+    return remote_sources().load_hub(Reference(reference.repo, revision, file)), 200
+
+
+@blueprint.post("/api/sources/url")
+def load_url() -> tuple[dict, int]:
+    """`{"url"}`: the source of a GGUF file's header, read by Range requests."""
+    return remote_sources().load_url(_string(_object(), "url", required=True)), 200
+
+
+def _object() -> dict[str, Any]:
+    body = json_body()
+    if type(body) is not dict:
+        raise RequestError(None, "The request body must be a JSON object.")
+    return body
+
+
+def _string(body: dict[str, Any], name: str, *, required: bool = False) -> str | None:
+    value = body.get(name)
+    if value is None and not required:
+        return None
+    if type(value) is not str or not value.strip():
+        raise RequestError(name, f"'{name}' must be a non-empty string.")
+    if len(value) > MAX_REFERENCE_CHARS:
+        raise RequestError(name, f"'{name}' is longer than {MAX_REFERENCE_CHARS} characters.")
+    return value.strip()

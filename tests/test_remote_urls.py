@@ -1,0 +1,203 @@
+"""GGUF files by URL: Range reads, and the rules against server-side request forgery."""
+
+from __future__ import annotations
+
+import socket
+import time
+from dataclasses import replace
+
+import pytest
+
+from app.sources import public_url
+from app.sources.remote_sources import RemoteSettings, RemoteSources
+from tests.support.fake_hub import RangeHost
+from tests.support.remote_fixtures import GGUF_TEMPLATE, SPARSE_BYTES, gguf_file
+
+MiB = 1 << 20
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory):
+    """A 40 GB sparse GGUF file (its header, then a hole)."""
+    folder = tmp_path_factory.mktemp("urls")
+    return gguf_file(folder / "big.gguf", "Big", tokens=2000, size=SPARSE_BYTES)
+
+
+@pytest.fixture()
+def private_host(model):
+    """A file server on loopback: a private address."""
+    host = RangeHost()
+    host.files["/models/big.gguf"] = model
+    yield host
+    host.close()
+
+
+@pytest.fixture()
+def remote_with(app):
+    kept = app.extensions["remote_sources"]
+    made = []
+
+    def install(**settings) -> RemoteSources:
+        sources = RemoteSources(
+            app.extensions["source_store"], replace(RemoteSettings(seconds=10.0), **settings)
+        )
+        app.extensions["remote_sources"] = sources
+        made.append(sources)
+        return sources
+
+    install()
+    yield install
+    app.extensions["remote_sources"] = kept
+    for sources in made:
+        sources.close()
+
+
+def load(client, url):
+    return client.post("/api/sources/url", json={"url": url})
+
+
+def test_a_private_server_is_refused_by_default_and_read_when_allowed(
+    client, private_host, remote_with
+):
+    url = f"{private_host.url}/models/big.gguf"
+    refused = load(client, url)
+    assert refused.status_code == 400
+    assert refused.json["error"]["type"] == "Refused"
+    assert "PLAYGROUND_URL_ALLOW_PRIVATE" in refused.json["error"]["message"]
+    assert private_host.requests == []  # not even connected to
+
+    remote_with(allow_private=True)
+    loaded = load(client, url)
+    assert loaded.status_code == 200, loaded.get_data()
+    assert loaded.json["templates"] == {"default": GGUF_TEMPLATE}
+    assert loaded.json["file_name"] == "big.gguf"
+    assert loaded.json["origin"] == {"type": "url", "url": url, "file": "big.gguf"}
+    assert private_host.bytes_sent() < 32 * MiB
+
+
+@pytest.mark.parametrize(
+    ("url", "words"),
+    [
+        ("http://127.0.0.1:1/x.gguf", "not a public address"),
+        ("http://localhost:1/x.gguf", "not a public address"),
+        ("http://[::1]:1/x.gguf", "not a public address"),
+        ("http://10.1.2.3/x.gguf", "not a public address"),
+        ("http://172.16.0.1/x.gguf", "not a public address"),
+        ("http://192.168.1.1/x.gguf", "not a public address"),
+        ("http://169.254.169.254/latest/meta-data/", "not a public address"),
+        ("http://100.64.0.1/x.gguf", "not a public address"),
+        ("http://[::ffff:127.0.0.1]/x.gguf", "not a public address"),
+        ("http://0.0.0.0/x.gguf", "not a public address"),
+        ("ftp://example.com/x.gguf", "Only http and https"),
+        ("file:///etc/passwd", "Only http and https"),
+        ("https://user:secret@example.com/x.gguf", "user name or password"),
+        ("http:///x.gguf", "names no host"),
+    ],
+)
+def test_refusals(client, remote_with, url, words):
+    response = load(client, url)
+    assert response.status_code == 400
+    assert response.json["error"]["type"] == "Refused"
+    assert response.json["error"]["field"] == "url"
+    assert words in response.json["error"]["message"]
+
+
+@pytest.mark.parametrize(
+    ("address", "public"),
+    [("8.8.8.8", True), ("2606:4700:4700::1111", True), ("127.0.0.1", False),
+     ("10.0.0.1", False), ("fd00::1", False), ("fe80::1", False), ("224.0.0.1", False),
+     ("::ffff:10.0.0.1", False), ("192.0.2.1", False)],
+)  # fmt: skip
+def test_which_addresses_are_public(address, public):
+    assert public_url.is_public(address) is public
+
+
+@pytest.fixture()
+def outside_host(monkeypatch):
+    """A server on 127.0.0.2 that the rules take for a public address (for this test only)."""
+    try:
+        host = RangeHost("127.0.0.2")
+    except OSError:
+        pytest.skip("127.0.0.2 cannot be bound here")
+    real = public_url.is_public
+    monkeypatch.setattr(public_url, "is_public", lambda a: a == "127.0.0.2" or real(a))
+    yield host
+    host.close()
+
+
+def test_a_redirect_to_a_private_address_is_refused(
+    client, remote_with, outside_host, private_host
+):
+    outside_host.redirects["/model.gguf"] = f"{private_host.url}/models/big.gguf"
+    response = load(client, f"{outside_host.url}/model.gguf")
+    assert response.status_code == 400
+    assert "not a public address" in response.json["error"]["message"]
+    assert [path for _, path, _ in outside_host.requests] == ["/model.gguf"]
+    assert private_host.requests == []
+
+
+def test_redirects_are_followed_and_capped(client, remote_with, outside_host, model):
+    outside_host.files["/real.gguf"] = model
+    outside_host.redirects["/moved.gguf"] = "/real.gguf"
+    assert load(client, f"{outside_host.url}/moved.gguf").status_code == 200
+    outside_host.redirects["/loop.gguf"] = "/loop.gguf"
+    response = load(client, f"{outside_host.url}/loop.gguf")
+    assert response.status_code == 400
+    assert "PLAYGROUND_FETCH_REDIRECTS" in response.json["error"]["message"]
+    assert len(outside_host.requests) == 2 + 1 + 5  # moved, real, then the first hop and 5 more
+
+
+def test_a_server_that_ignores_range_is_read_only_up_to_the_cap(client, remote_with, private_host):
+    private_host.ignore_range = True
+    remote_with(allow_private=True)
+    response = load(client, f"{private_host.url}/models/big.gguf")
+    assert response.status_code == 200, response.get_data()
+    # The connection is closed after 4 MiB; the server got a few more into the socket.
+    assert private_host.bytes_sent() < 16 * MiB
+
+
+def test_a_file_over_the_cap_is_413(client, remote_with, private_host):
+    remote_with(allow_private=True, max_bytes=4096)
+    response = load(client, f"{private_host.url}/models/big.gguf")
+    assert response.status_code == 413
+    assert response.json["error"]["limit"] == "upload_mb"
+
+
+def test_a_slow_host_is_504_within_the_timeout(client, remote_with):
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)  # accepts connections, never answers
+    try:
+        remote_with(allow_private=True, seconds=1.0)
+        port = listener.getsockname()[1]
+        started = time.perf_counter()
+        response = load(client, f"http://127.0.0.1:{port}/x.gguf")
+        assert time.perf_counter() - started < 2.0
+        assert response.status_code == 504
+        assert response.json["error"]["limit"] == "fetch_seconds"
+        assert "127.0.0.1" in response.json["error"]["message"]
+    finally:
+        listener.close()
+
+
+def test_a_missing_file_is_404(client, remote_with, private_host):
+    remote_with(allow_private=True)
+    response = load(client, f"{private_host.url}/models/none.gguf")
+    assert response.status_code == 404
+
+
+def test_a_file_that_is_not_gguf_is_422_and_a_cut_header_409(
+    client, remote_with, private_host, model, tmp_path
+):
+    (tmp_path / "page.html").write_text("<!doctype html><p>a download page</p>")
+    with model.open("rb") as whole:  # 40 GB: read its start only
+        (tmp_path / "cut.gguf").write_bytes(whole.read(5000))
+    private_host.files["/page.gguf"] = tmp_path / "page.html"
+    private_host.files["/cut.gguf"] = tmp_path / "cut.gguf"
+    remote_with(allow_private=True)
+    refused = load(client, f"{private_host.url}/page.gguf")
+    assert refused.status_code == 422
+    assert refused.json["error"]["type"] == "GGUFError"
+    cut = load(client, f"{private_host.url}/cut.gguf")
+    assert cut.status_code == 409
+    assert cut.json["error"]["need_bytes"] > 5000
