@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ctypes
 import json
+import math
 import os
 import resource
 import select
@@ -30,6 +31,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from app.pool.guard import KERNEL_CPU_GRACE_SECONDS
 from app.problems import TemplateProblem, limit_exceeded
 from app.render.limits import RenderLimits
 
@@ -61,6 +63,9 @@ def _limit_child(address_space: int) -> None:
         address_space = min(address_space, hard)
     resource.setrlimit(resource.RLIMIT_AS, (address_space, hard))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    # The worker's CPU limit is armed for its current task; the child arms its own per render.
+    _, hard_cpu = resource.getrlimit(resource.RLIMIT_CPU)
+    resource.setrlimit(resource.RLIMIT_CPU, (hard_cpu, hard_cpu))
     ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
@@ -70,6 +75,16 @@ def _cpu_seconds(pid: int) -> float:
         # The command name may hold spaces and parentheses: fields count from the last ')'.
         fields = stat.read().rpartition(b")")[2].split()
     return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS
+
+
+def _arm_kernel_cpu_limit(pid: int, cpu_seconds: float) -> None:
+    """RLIMIT_CPU of the child just past this render's budget: the kernel's backstop (SIGXCPU)
+    should the watch in `_read_answer` be late, as the sandbox guard arms its worker's."""
+    _, hard = resource.prlimit(pid, resource.RLIMIT_CPU)
+    soft = math.ceil(cpu_seconds) + KERNEL_CPU_GRACE_SECONDS
+    if hard != resource.RLIM_INFINITY:
+        soft = min(soft, hard)
+    resource.prlimit(pid, resource.RLIMIT_CPU, (soft, hard))
 
 
 class NodeRenderer:
@@ -97,6 +112,7 @@ class NodeRenderer:
         child = self._running()
         try:
             started = _cpu_seconds(child.pid)
+            _arm_kernel_cpu_limit(child.pid, started + self.limits.cpu_seconds)
             assert child.stdin is not None
             child.stdin.write(line)
             child.stdin.flush()
@@ -137,6 +153,12 @@ class NodeRenderer:
         """What a child that closed its output died of: V8 aborts when its heap is full;
         exit code 1 is Node's own failure (the runner or @huggingface/jinja not found)."""
         code = child.wait(timeout=5)
+        if code == -signal.SIGXCPU:
+            return limit_exceeded(
+                "cpu_seconds",
+                f"The template used up its {self.limits.cpu_seconds:g} s of CPU time; its Node "
+                "process was stopped and will be replaced.",
+            )
         if code == 1:
             return NodeUnavailable(
                 "The Node process of the transformers.js engine could not run its renderer: "

@@ -1,0 +1,116 @@
+"""The transformers.js engine under the sandbox's limits: a hostile template gets the same
+clear 422 as in the Python engines, and the next render works (the Node child and the
+sandbox worker are replaced, never left hanging)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from app.problems import TemplateProblem
+from app.render.engines.transformersjs.node import NodeRenderer
+from app.render.limits import RenderLimits
+from app.web.factory import create_app
+from tests.support import UNLIMITED_WRITES
+
+HELLO = [{"role": "user", "content": "Hi"}]
+ECHO = "{% for m in messages %}<{{ m.role }}>{{ m.content }}{% endfor %}"
+
+#: Templates that each run into one limit, under the small application's settings.
+BOMBS = {
+    "cpu_seconds": "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}"
+    "{% endfor %}",
+    "output_chars": "{% for i in range(1000) %}" + "x" * 100 + "{% endfor %}",
+    # 2**27 characters, cheap while they are a rope of joins; upper() needs them in one piece.
+    "memory": "{% set ns = namespace(s='x') %}{% for i in range(27) %}{% set ns.s = ns.s ~ ns.s %}"
+    "{% endfor %}{{ ns.s.upper() | length }}",
+    "recursion": "{{ " + "(" * 50000 + "1" + ")" * 50000 + " }}",
+    "template_bytes": "{#" + "x" * 300 * 1024 + "#}",
+}
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory):
+    """One sandbox worker with half a second of CPU, 128 MiB and 10,000 characters."""
+    config = {
+        "TESTING": True,
+        "DATA_DIR": str(tmp_path_factory.mktemp("small")),
+        "CPU_SECONDS": 0.5,
+        "MEMORY_MB": 128,
+        "OUTPUT_CHARS": 10_000,
+        "THREADS": 1,
+    }
+    application = create_app({**config, **UNLIMITED_WRITES})
+    yield application.test_client()
+    application.extensions["sandbox_pool"].close()
+
+
+def _render(client, template: str):
+    body = {"template": template, "messages": HELLO, "engine": "transformers.js"}
+    return client.post("/api/render", json=body)
+
+
+@pytest.mark.parametrize("limit", BOMBS)
+def test_a_hostile_template_hits_its_limit_and_the_next_render_works(small, limit):
+    refused = _render(small, BOMBS[limit])
+    assert refused.status_code == 422, refused.json
+    assert refused.json["error"]["type"] == "LimitExceeded"
+    assert refused.json["error"]["limit"] == limit
+    answered = _render(small, ECHO)
+    assert answered.status_code == 200
+    assert answered.json["prompt"] == "<user>Hi"
+
+
+def test_the_cpu_limit_kills_the_node_child_and_a_new_one_renders():
+    renderer = NodeRenderer(RenderLimits(cpu_seconds=0.3))
+    assert renderer.render(ECHO, {"messages": HELLO}, None) == "<user>Hi"
+    first = renderer._running().pid
+    with pytest.raises(TemplateProblem) as stopped:
+        renderer.render(BOMBS["cpu_seconds"], {"messages": HELLO}, None)
+    assert stopped.value.limit == "cpu_seconds"
+    assert not os.path.exists(f"/proc/{first}"), "the busy Node child is still there"
+    assert renderer.render(ECHO, {"messages": HELLO}, None) == "<user>Hi"
+    assert renderer._running().pid != first
+    renderer.stop()
+
+
+def _soft_cpu_limit(pid: int) -> int:
+    with open(f"/proc/{pid}/limits") as limits:
+        line = next(line for line in limits if line.startswith("Max cpu time"))
+    return int(line.split()[3])
+
+
+def test_each_render_arms_the_child_s_own_kernel_cpu_limit():
+    """The child is long-lived: a CPU limit inherited from the worker's task, or armed once,
+    would kill it after a few renders' worth of CPU time."""
+    renderer = NodeRenderer(RenderLimits(cpu_seconds=2.0))
+    renderer.render(ECHO, {"messages": HELLO}, None)
+    child = renderer._running().pid
+    with open(f"/proc/{child}/stat", "rb") as stat:
+        fields = stat.read().rpartition(b")")[2].split()
+    used = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    # Armed before the render: the child's CPU time then, plus 2 s, plus 1 s of grace.
+    assert used + 2 <= _soft_cpu_limit(child) <= used + 4
+    renderer.stop()
+
+
+def test_the_node_heap_is_the_memory_allowance():
+    """A text of 64 Mi characters fits in 256 MiB of heap and not in 64 MiB."""
+    template = BOMBS["memory"].replace("range(27)", "range(26)")
+    roomy = NodeRenderer(RenderLimits(memory_bytes=256 * 1024 * 1024))
+    assert roomy.render(template, {"messages": []}, None) == str(2**26)
+    roomy.stop()
+    tight = NodeRenderer(RenderLimits(memory_bytes=64 * 1024 * 1024))
+    with pytest.raises(TemplateProblem) as refused:
+        tight.render(template, {"messages": []}, None)
+    assert refused.value.limit == "memory"
+    tight.stop()
+
+
+def test_a_template_error_is_a_422_with_the_library_s_message(client):
+    body = {"template": "{{ raise_exception('No system role') }}", "messages": HELLO}
+    refused = client.post("/api/render", json={**body, "engine": "transformers.js"})
+    assert refused.status_code == 422
+    assert refused.json["error"]["message"] == "No system role"
+    assert refused.json["error"]["limit"] is None
