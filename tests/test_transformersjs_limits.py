@@ -5,12 +5,15 @@ sandbox worker are replaced, never left hanging)."""
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 
 import pytest
 
 from app.problems import TemplateProblem
+from app.render.core import RenderRequest
 from app.render.engines.transformersjs.node import NodeRenderer
 from app.render.limits import RenderLimits
+from app.render.pool import SandboxPool
 from app.web.factory import create_app
 from tests.support import UNLIMITED_WRITES
 
@@ -114,3 +117,17 @@ def test_a_template_error_is_a_422_with_the_library_s_message(client):
     assert refused.status_code == 422
     assert refused.json["error"]["message"] == "No system role"
     assert refused.json["error"]["limit"] is None
+
+
+def test_node_cpu_time_counts_as_the_task_s_own():
+    """The heavy-client rule reads each task's CPU time: a Node bomb must count in full."""
+    spent: list[float] = []
+    pool = SandboxPool(RenderLimits(cpu_seconds=0.5), workers=1, on_cpu=spent.append)
+    request = RenderRequest(template=ECHO, messages=HELLO, engine="transformers.js")
+    try:
+        pool.render(request)
+        with pytest.raises(TemplateProblem):
+            pool.render(replace(request, template=BOMBS["cpu_seconds"]))
+    finally:
+        pool.close()
+    assert spent[-1] >= 0.5

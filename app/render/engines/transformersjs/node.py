@@ -18,6 +18,7 @@ A killed or dead child is replaced at the next render. The child dies with its w
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import json
 import math
@@ -31,7 +32,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from app.pool.guard import KERNEL_CPU_GRACE_SECONDS
+from app.pool.guard import KERNEL_CPU_GRACE_SECONDS, charge_helper_cpu
 from app.problems import TemplateProblem, limit_exceeded
 from app.render.limits import RenderLimits
 
@@ -110,17 +111,26 @@ class NodeRenderer:
 
     def _exchange(self, line: bytes) -> dict[str, Any]:
         child = self._running()
+        started = _cpu_seconds(child.pid)
         try:
-            started = _cpu_seconds(child.pid)
             _arm_kernel_cpu_limit(child.pid, started + self.limits.cpu_seconds)
             assert child.stdin is not None
             child.stdin.write(line)
             child.stdin.flush()
-            return json.loads(self._read_answer(child, started))
+            answer = json.loads(self._read_answer(child, started))
         except BaseException:
             # An answer half read (a limit, the worker's own timer) leaves the pipe unusable.
+            self._charge(child, started)
             self.stop()
             raise
+        self._charge(child, started)
+        return answer  # type: ignore[no-any-return]
+
+    def _charge(self, child: subprocess.Popen[bytes], started: float) -> None:
+        """Count the child's CPU time for this render as the sandbox task's own."""
+        # A child that died and was reaped has no /proc entry left: nothing to count.
+        with contextlib.suppress(OSError):
+            charge_helper_cpu(_cpu_seconds(child.pid) - started)
 
     def _read_answer(self, child: subprocess.Popen[bytes], cpu_start: float) -> bytes:
         assert child.stdout is not None
