@@ -131,3 +131,31 @@ def test_node_cpu_time_counts_as_the_task_s_own():
     finally:
         pool.close()
     assert spent[-1] >= 0.5
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        '{{ "".constructor }}',
+        "{{ raise_exception.constructor }}",
+        '{{ messages[0].constructor.constructor("return process")() }}',
+        '{{ strftime_now.constructor("return process")() }}',
+    ],
+)
+def test_javascript_internals_are_out_of_reach(client, template):
+    """@huggingface/jinja reads only its own values: no JavaScript property or function."""
+    body = {"template": template, "messages": HELLO, "engine": "transformers.js"}
+    answer = client.post("/api/render", json=body)
+    if answer.status_code == 200:
+        assert answer.json["prompt"] == ""
+    else:
+        assert answer.status_code == 422
+        assert "not a function" in answer.json["error"]["message"]
+
+
+def test_text_that_is_not_valid_unicode_crosses_as_sent(client):
+    """A lone surrogate (JSON allows "\\ud800") reaches the template and comes back."""
+    body = {"template": ECHO, "messages": [{"role": "user", "content": "a\ud800b"}]}
+    answer = client.post("/api/render", json={**body, "engine": "transformers.js"})
+    assert answer.status_code == 200
+    assert answer.json["prompt"] == "<user>a\ud800b"

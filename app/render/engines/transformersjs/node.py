@@ -103,7 +103,8 @@ class NodeRenderer:
             "max_chars": self.limits.output_chars,
             "now": now,
         }
-        answer = self._exchange(json.dumps(request, ensure_ascii=False).encode() + b"\n")
+        # ASCII JSON: text that is not valid Unicode (a lone surrogate) crosses as an escape.
+        answer = self._exchange(json.dumps(request).encode("ascii") + b"\n")
         if "error" in answer:
             error = answer["error"]
             raise TemplateProblem(error["type"], error["message"], None, error.get("limit"))
@@ -118,19 +119,23 @@ class NodeRenderer:
             child.stdin.write(line)
             child.stdin.flush()
             answer = json.loads(self._read_answer(child, started))
-        except BaseException:
+        except BaseException as error:
             # An answer half read (a limit, the worker's own timer) leaves the pipe unusable.
-            self._charge(child, started)
+            stopped = isinstance(error, TemplateProblem) and error.limit == "cpu_seconds"
+            self._charge(child, started, self.limits.cpu_seconds if stopped else 0.0)
             self.stop()
             raise
         self._charge(child, started)
         return answer  # type: ignore[no-any-return]
 
-    def _charge(self, child: subprocess.Popen[bytes], started: float) -> None:
-        """Count the child's CPU time for this render as the sandbox task's own."""
-        # A child that died and was reaped has no /proc entry left: nothing to count.
+    def _charge(self, child: subprocess.Popen[bytes], started: float, least: float = 0.0) -> None:
+        """Count the child's CPU time for this render (at least `least`: a render stopped
+        for time counts its whole allowance, as the pool counts its tasks) as the task's own."""
+        spent = least
+        # A child that died and was reaped has no /proc entry left: nothing more to count.
         with contextlib.suppress(OSError):
-            charge_helper_cpu(_cpu_seconds(child.pid) - started)
+            spent = max(spent, _cpu_seconds(child.pid) - started)
+        charge_helper_cpu(spent)
 
     def _read_answer(self, child: subprocess.Popen[bytes], cpu_start: float) -> bytes:
         assert child.stdout is not None
