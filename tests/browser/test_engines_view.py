@@ -42,3 +42,21 @@ def test_diff_of_the_two_engines(page: Page) -> None:
     expect(cells.nth(0)).to_have_text("<|im_start|>developer\n")
     expect(cells.nth(1)).to_have_text("<|im_start|>system\n")
     assert page.locator("#diff-unified .delete").count() > 0
+
+
+def test_transformers_js_engine_renders_and_shows_what_it_leaves_to_the_caller(page: Page) -> None:
+    """Rendered in Node on the server: the final message stays closed under
+    continue_final_message, as transformers.js renders it, and the page says why."""
+    use_messages(page, [*MESSAGES, {"role": "assistant", "content": "Hel"}])
+    page.uncheck("#add_generation_prompt")
+    page.select_option("#continue_final_message", "true")
+    expect(page.locator("#prompt-raw")).to_have_value(
+        "<|im_start|>developer\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n"
+        "<|im_start|>assistant\nHel"
+    )
+    page.select_option("#engine", "transformers.js")
+    expect(page.locator("#rewrites")).to_contain_text("does not continue the final message")
+    expect(page.locator("#prompt-raw")).to_have_value(
+        "<|im_start|>developer\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n"
+        "<|im_start|>assistant\nHel<|im_end|>\n"
+    )

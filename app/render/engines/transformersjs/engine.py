@@ -10,7 +10,6 @@ bounded Node process.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -35,7 +34,11 @@ OPTION_NAMES = frozenset(
 
 
 class TransformersJsEngine(Engine):
-    """@huggingface/jinja in Node, with the variables transformers.js passes."""
+    """@huggingface/jinja in Node, with the variables transformers.js passes.
+
+    It checks nothing before rendering (`Engine.prepare`): transformers.js renders even
+    an empty conversation, and lets a template read null values.
+    """
 
     id = "transformers.js"
     name = "transformers.js (@huggingface/jinja)"
@@ -46,10 +49,6 @@ class TransformersJsEngine(Engine):
         "@huggingface/jinja 0.5.11 run in Node, as Hugging Face's chat-template playground "
         "renders too."
     )
-
-    def prepare(self, request: RenderRequest) -> RenderRequest:
-        """No checks: transformers.js renders even an empty conversation."""
-        return replace(request, messages=list(request.messages))
 
     def render(self, request: RenderRequest, limits: RenderLimits) -> Rendered:
         """Render in this process's Node child; raises `TemplateProblem`."""
