@@ -10,6 +10,8 @@ from playwright.sync_api import Page, expect
 pytestmark = pytest.mark.browser
 
 MESSAGES = [{"role": "developer", "content": "Be brief."}, {"role": "user", "content": "Hi"}]
+#: MESSAGES in the default (ChatML) template, as transformers renders them.
+TURNS = "<|im_start|>developer\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n"
 
 
 def use_messages(page: Page, messages: list) -> None:
@@ -50,13 +52,8 @@ def test_transformers_js_engine_renders_and_shows_what_it_leaves_to_the_caller(p
     use_messages(page, [*MESSAGES, {"role": "assistant", "content": "Hel"}])
     page.uncheck("#add_generation_prompt")
     page.select_option("#continue_final_message", "true")
-    expect(page.locator("#prompt-raw")).to_have_value(
-        "<|im_start|>developer\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n"
-        "<|im_start|>assistant\nHel"
-    )
+    prompt = page.locator("#prompt-raw")
+    expect(prompt).to_have_value(TURNS + "<|im_start|>assistant\nHel")
     page.select_option("#engine", "transformers.js")
     expect(page.locator("#rewrites")).to_contain_text("does not continue the final message")
-    expect(page.locator("#prompt-raw")).to_have_value(
-        "<|im_start|>developer\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n"
-        "<|im_start|>assistant\nHel<|im_end|>\n"
-    )
+    expect(prompt).to_have_value(TURNS + "<|im_start|>assistant\nHel<|im_end|>\n")
