@@ -11,7 +11,7 @@ import pytest
 
 from app.problems import TemplateProblem
 from app.render.core import RenderRequest
-from app.render.engines.transformersjs.node import NodeRenderer
+from app.render.engines.transformersjs.node import NodeRenderer, NodeUnavailable
 from app.render.limits import RenderLimits
 from app.render.pool import SandboxPool
 from app.web.factory import create_app
@@ -159,3 +159,10 @@ def test_text_that_is_not_valid_unicode_crosses_as_sent(client):
     answer = client.post("/api/render", json={**body, "engine": "transformers.js"})
     assert answer.status_code == 200
     assert answer.json["prompt"] == "<user>a\ud800b"
+
+
+def test_without_node_the_render_says_what_is_missing(monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    renderer = NodeRenderer(RenderLimits())
+    with pytest.raises(NodeUnavailable, match=r"Node\.js is not installed"):
+        renderer.render(ECHO, {"messages": HELLO}, None)
