@@ -5,13 +5,18 @@ sandbox worker are replaced, never left hanging)."""
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import replace
 
 import pytest
 
 from app.problems import TemplateProblem
 from app.render.core import RenderRequest
-from app.render.engines.transformersjs.node import NodeRenderer, NodeUnavailable
+from app.render.engines.transformersjs.node import (
+    NodeRenderer,
+    NodeUnavailable,
+    node_renderer,
+)
 from app.render.limits import RenderLimits
 from app.render.pool import SandboxPool
 from app.web.factory import create_app
@@ -166,3 +171,23 @@ def test_without_node_the_render_says_what_is_missing(monkeypatch, tmp_path):
     renderer = NodeRenderer(RenderLimits())
     with pytest.raises(NodeUnavailable, match=r"Node\.js is not installed"):
         renderer.render(ECHO, {"messages": HELLO}, None)
+
+
+def node_child_pid(limits: RenderLimits) -> int:
+    """(In a sandbox worker) render once and name the worker's Node child."""
+    renderer = node_renderer(limits)
+    renderer.render(ECHO, {"messages": HELLO}, None)
+    return renderer._running().pid
+
+
+def test_the_node_child_lives_as_long_as_its_worker():
+    pool = SandboxPool(RenderLimits(), workers=1)
+    try:
+        first = pool.run(node_child_pid)
+        assert pool.run(node_child_pid) == first, "a new Node process for every render"
+    finally:
+        pool.close()
+    deadline = time.monotonic() + 5
+    while os.path.exists(f"/proc/{first}") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not os.path.exists(f"/proc/{first}"), "the Node child outlived its worker"
