@@ -12,6 +12,8 @@ const { Template } = require("@huggingface/jinja");
 // transformers.js's SPECIAL_TOKEN_ATTRIBUTES.
 const SPECIAL = ["bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token"];
 
+const compiled = new Map();
+
 // apply_chat_template(conversation, {tokenize: false, ...options}): it destructures its own
 // options and spreads the rest into the template's variables after the special tokens.
 function applyChatTemplate(template, conversation, config, options) {
@@ -24,7 +26,9 @@ function applyChatTemplate(template, conversation, config, options) {
   for (const key of SPECIAL) {
     if (config[key]) special[key] = config[key];
   }
-  return new Template(template).render({
+  // transformers.js compiles each template once (its _compiled_template_cache).
+  if (!compiled.has(template)) compiled.set(template, new Template(template));
+  return compiled.get(template).render({
     messages: conversation, add_generation_prompt, tools, documents, ...special, ...kwargs,
   });
 }
