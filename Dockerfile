@@ -43,8 +43,9 @@ RUN pip install --no-cache-dir .
 COPY templates_lib ./templates_lib
 COPY static ./static
 COPY --from=assets /build/vendor ./static/vendor
-# Node (one static-enough binary: the base image has the C++ runtime it links) and the one
-# npm package the server runs, found by Node beside the app as in a checkout.
+# Node, one binary that links only glibc and the C++ runtime (Debian's base image has both:
+# apt needs libstdc++ too), and the one npm package the server runs, which Node finds beside
+# the app as in a checkout.
 COPY --from=assets /usr/local/bin/node /usr/local/bin/node
 COPY --from=assets /build/runtime/node_modules ./node_modules
 USER 10001:10001
