@@ -191,3 +191,19 @@ def test_the_node_child_lives_as_long_as_its_worker():
     while os.path.exists(f"/proc/{first}") and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not os.path.exists(f"/proc/{first}"), "the Node child outlived its worker"
+
+
+def _nice(pid: int) -> int:
+    with open(f"/proc/{pid}/stat", "rb") as stat:
+        return int(stat.read().rpartition(b")")[2].split()[16])
+
+
+def test_a_long_render_drops_the_node_child_to_the_lowest_priority():
+    """As the guard demotes a worker whose task runs long: the CPU is the child's here."""
+    renderer = NodeRenderer(RenderLimits(cpu_seconds=10))
+    renderer.render(ECHO, {"messages": HELLO}, None)
+    child = renderer._running().pid
+    assert _nice(child) < 19
+    renderer.render("{% for i in range(200000) %}{% endfor %}", {"messages": HELLO}, None)
+    assert _nice(child) == 19
+    renderer.stop()

@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from app.pool.guard import KERNEL_CPU_GRACE_SECONDS, charge_helper_cpu
+from app.pool.guard import DEMOTE_AFTER_SECONDS, KERNEL_CPU_GRACE_SECONDS, charge_helper_cpu
 from app.problems import TemplateProblem, limit_exceeded
 from app.render.limits import RenderLimits
 
@@ -48,6 +48,9 @@ WALL_CLOCK_FACTOR = 3
 POLL_SECONDS = 0.02
 #: Bytes read from the child's stdout at once.
 READ_CHUNK = 1 << 16
+
+#: The nice value of a render that runs long.
+LOWEST_PRIORITY = 19
 
 _PR_SET_PDEATHSIG = 1
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
@@ -86,6 +89,14 @@ def _arm_kernel_cpu_limit(pid: int, cpu_seconds: float) -> None:
     if hard != resource.RLIM_INFINITY:
         soft = min(soft, hard)
     resource.prlimit(pid, resource.RLIMIT_CPU, (soft, hard))
+
+
+def _demote(pid: int) -> bool:
+    """A long render: the child drops to the lowest priority, as the guard drops a worker
+    whose task runs long (and, as there, it stays low: raising it again needs privileges)."""
+    with contextlib.suppress(OSError):
+        os.setpriority(os.PRIO_PROCESS, pid, LOWEST_PRIORITY)
+    return True
 
 
 class NodeRenderer:
@@ -137,14 +148,20 @@ class NodeRenderer:
             spent = max(spent, _cpu_seconds(child.pid) - started)
         charge_helper_cpu(spent)
 
-    def _read_answer(self, child: subprocess.Popen[bytes], cpu_start: float) -> bytes:
+    def _read_answer(
+        self, child: subprocess.Popen[bytes], cpu_start: float, demote: bool = True
+    ) -> bytes:
         assert child.stdout is not None
         fd = child.stdout.fileno()
         cpu_seconds = self.limits.cpu_seconds
-        deadline = time.monotonic() + cpu_seconds * WALL_CLOCK_FACTOR
+        begun = time.monotonic()
+        deadline = begun + cpu_seconds * WALL_CLOCK_FACTOR
+        demoted = not demote
         chunks: list[bytes] = []
         while True:
             readable, _, _ = select.select([fd], [], [], POLL_SECONDS)
+            if not demoted and time.monotonic() - begun > DEMOTE_AFTER_SECONDS:
+                demoted = _demote(child.pid)
             if readable:
                 chunk = os.read(fd, READ_CHUNK)
                 if not chunk:
@@ -187,7 +204,15 @@ class NodeRenderer:
 
     def _running(self) -> subprocess.Popen[bytes]:
         if self._child is None or self._child.poll() is not None:
-            self._child = self._start()
+            child = self._start()
+            try:
+                # Node's start-up is not a render: wait for the runner before timing one.
+                self._read_answer(child, _cpu_seconds(child.pid), demote=False)
+            except BaseException:
+                child.kill()
+                child.wait()
+                raise
+            self._child = child
         return self._child
 
     def _start(self) -> subprocess.Popen[bytes]:

@@ -90,3 +90,5 @@ lines.on("line", (line) => {
   process.stdout.write(JSON.stringify(render(JSON.parse(line))) + "\n");
 });
 lines.on("close", () => process.exit(0));
+// Loaded and listening: the Python side starts timing renders from here.
+process.stdout.write(JSON.stringify({ ready: true }) + "\n");
