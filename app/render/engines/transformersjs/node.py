@@ -9,7 +9,8 @@ code's host here, so the child gets the worker's limits on its own terms:
   runs out dies, and the render answers the `memory` limit;
 - time: the worker watches the child's CPU time (from /proc) while it waits, and a
   wall-clock deadline; past either the child is killed and the render answers
-  `cpu_seconds` (the worker's own CPU timer cannot see a child's CPU);
+  `cpu_seconds` (the worker's own CPU timer cannot see a child's CPU). A render that runs
+  long drops the child to the lowest priority, and its CPU time counts as the task's;
 - output: the runner stops a template once a block's text passes `output_chars`.
 
 A killed or dead child is replaced at the next render. The child dies with its worker
