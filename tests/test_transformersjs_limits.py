@@ -5,6 +5,8 @@ sandbox worker are replaced, never left hanging)."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import time
 from dataclasses import replace
 
@@ -20,7 +22,7 @@ from app.render.engines.transformersjs.node import (
 from app.render.limits import RenderLimits
 from app.render.pool import SandboxPool
 from app.web.factory import create_app
-from tests.support import UNLIMITED_WRITES
+from tests.support import REPO, UNLIMITED_WRITES
 
 HELLO = [{"role": "user", "content": "Hi"}]
 ECHO = "{% for m in messages %}<{{ m.role }}>{{ m.content }}{% endfor %}"
@@ -207,3 +209,30 @@ def test_a_long_render_drops_the_node_child_to_the_lowest_priority():
     renderer.render("{% for i in range(200000) %}{% endfor %}", {"messages": HELLO}, None)
     assert _nice(child) == 19
     renderer.stop()
+
+
+#: A process that starts a Node child, sets it looping and dies without a word.
+ABANDONING_PARENT = """
+import json, os, signal
+from app.render.engines.transformersjs.node import NodeRenderer
+from app.render.limits import RenderLimits
+child = NodeRenderer(RenderLimits(cpu_seconds=60))._running()
+request = {"template": TEMPLATE, "context": {}, "max_chars": 10, "now": None}
+child.stdin.write(json.dumps(request).encode() + b"\\n")
+child.stdin.flush()
+print(child.pid, flush=True)
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_a_busy_node_child_dies_with_a_worker_that_is_killed():
+    """A worker the pool kills cannot stop its child; the kernel does (PR_SET_PDEATHSIG)."""
+    script = ABANDONING_PARENT.replace("TEMPLATE", repr(BOMBS["cpu_seconds"]))
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=60
+    )
+    child = int(done.stdout.split()[0])
+    deadline = time.monotonic() + 5
+    while os.path.exists(f"/proc/{child}") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not os.path.exists(f"/proc/{child}"), "a looping Node child outlived its worker"
