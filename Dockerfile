@@ -2,7 +2,8 @@
 #   docker build -t chat-template-playground .
 #   docker run -p 8000:8000 -v playground-data:/data chat-template-playground
 
-# Stage 1: the browser assets, pinned by package-lock.json (what ./playground copies).
+# Stage 1: the npm packages, pinned by package-lock.json: the browser assets (what
+# ./playground copies) and @huggingface/jinja, which the transformers.js engine runs in Node.
 FROM node:20.18.1-bookworm-slim AS assets
 WORKDIR /build
 COPY package.json package-lock.json ./
@@ -12,7 +13,13 @@ RUN npm ci --no-audit --no-fund \
           node_modules/codemirror/lib/codemirror.js \
           node_modules/codemirror/lib/codemirror.css \
           node_modules/codemirror/mode/jinja2/jinja2.js \
-          vendor/
+          vendor/ \
+    && mkdir -p runtime/node_modules/@huggingface/jinja/dist \
+    && cp node_modules/@huggingface/jinja/package.json \
+          node_modules/@huggingface/jinja/LICENSE \
+          runtime/node_modules/@huggingface/jinja/ \
+    && cp node_modules/@huggingface/jinja/dist/index.cjs \
+          runtime/node_modules/@huggingface/jinja/dist/
 
 # Stage 2: the app under gunicorn, as a non-root user.
 FROM python:3.11.11-slim-bookworm
@@ -36,6 +43,11 @@ RUN pip install --no-cache-dir .
 COPY templates_lib ./templates_lib
 COPY static ./static
 COPY --from=assets /build/vendor ./static/vendor
+# Node, one binary that links only glibc and the C++ runtime (Debian's base image has both:
+# apt needs libstdc++ too), and the one npm package the server runs, which Node finds beside
+# the app as in a checkout.
+COPY --from=assets /usr/local/bin/node /usr/local/bin/node
+COPY --from=assets /build/runtime/node_modules ./node_modules
 USER 10001:10001
 VOLUME ["/data"]
 EXPOSE 8000

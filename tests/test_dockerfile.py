@@ -127,6 +127,16 @@ def copy_from_context(source: str, target: Path, patterns: list[str]) -> None:
     shutil.copytree(origin, target, ignore=skip, dirs_exist_ok=True)
 
 
+def _node_image_files() -> dict[PurePosixPath, Path]:
+    """What the node stage's image itself provides: its Node binary, here this machine's
+    (./playground needs Node too)."""
+    node = shutil.which("node")
+    return {PurePosixPath("/usr/local/bin/node"): Path(node)} if node else {}
+
+
+NODE_IMAGE_FILES = _node_image_files()
+
+
 def stage_files(stage: Stage) -> dict[PurePosixPath, Path]:
     """What the assets stage's `cp` puts where, mapped to this checkout's node_modules.
 
@@ -214,7 +224,7 @@ def test_image_steps_install_and_serve(tmp_path):
                 else workdir / destination
             )
             if "from" in flags:
-                files = stage_files(stage_by_name[flags["from"]])
+                files = {**stage_files(stage_by_name[flags["from"]]), **NODE_IMAGE_FILES}
                 for source in sources:
                     for path, local in files.items():
                         if path.is_relative_to(source):
@@ -244,7 +254,8 @@ def test_image_steps_install_and_serve(tmp_path):
     data.mkdir()
     # The image's environment; only the address (loopback) and the data folder differ.
     run_env = {
-        "PATH": f"{venv / 'bin'}:/usr/local/bin:/usr/bin:/bin",
+        # The image's own /usr/local/bin first: the Node binary it copied.
+        "PATH": f"{venv / 'bin'}:{root / 'usr/local/bin'}:/usr/local/bin:/usr/bin:/bin",
         "HOME": str(tmp_path),
         **image_env,
         "PLAYGROUND_BIND": f"127.0.0.1:{port}",
@@ -271,6 +282,13 @@ def test_image_steps_install_and_serve(tmp_path):
         with urllib.request.urlopen(request, timeout=30) as response:
             assert response.status == 200
             assert json.load(response)["prompt"] == "<user>Hi"
+        # The transformers.js engine: Node and @huggingface/jinja where the image puts them.
+        body = json.dumps({**json.loads(body), "engine": "transformers.js"}).encode()
+        request = urllib.request.Request(url + "/api/render", data=body, method="POST")
+        request.add_header("Content-Type", "application/json")
+        with urllib.request.urlopen(request, timeout=30) as response:
+            assert json.load(response)["prompt"] == "<user>Hi"
+        assert (root / "usr/local/bin/node").is_file()
 
         with urllib.request.urlopen(url + "/", timeout=30) as response:
             page = response.read().decode()

@@ -11,6 +11,8 @@ from playwright.sync_api import Page, expect
 pytestmark = pytest.mark.browser
 
 MESSAGES = [{"role": "developer", "content": "Be brief."}, {"role": "user", "content": "Hi"}]
+#: MESSAGES in the default (ChatML) template, as transformers renders them.
+TURNS = "<|im_start|>developer\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n"
 
 
 def use_messages(page: Page, messages: list) -> None:
@@ -104,3 +106,16 @@ def test_a_difference_in_an_example_opens_that_example_in_the_diff(page: Page) -
     # The example came through the Examples menu: Undo brings the conversation back.
     page.click("#example-undo")
     expect(page.locator("#messages")).not_to_have_value(re.compile("tool_calls"))
+
+
+def test_transformers_js_engine_renders_and_shows_what_it_leaves_to_the_caller(page: Page) -> None:
+    """Rendered in Node on the server: the final message stays closed under
+    continue_final_message, as transformers.js renders it, and the page says why."""
+    use_messages(page, [*MESSAGES, {"role": "assistant", "content": "Hel"}])
+    page.uncheck("#add_generation_prompt")
+    page.select_option("#continue_final_message", "true")
+    prompt = page.locator("#prompt-raw")
+    expect(prompt).to_have_value(TURNS + "<|im_start|>assistant\nHel")
+    page.select_option("#engine", "transformers.js")
+    expect(page.locator("#rewrites")).to_contain_text("does not continue the final message")
+    expect(prompt).to_have_value(TURNS + "<|im_start|>assistant\nHel<|im_end|>\n")

@@ -11,6 +11,7 @@ from app.render.core import Engine, Rendered, RenderRequest, render_with
 from app.render.engines.llamacpp import LlamaCppEngine
 from app.render.engines.tgi import TgiEngine
 from app.render.engines.transformers import TransformersEngine
+from app.render.engines.transformersjs import TransformersJsEngine
 from app.render.limits import DEFAULT_LIMITS, RenderLimits
 
 #: Every engine by id, in the order the page lists them.
@@ -25,6 +26,7 @@ def register(engine: Engine) -> None:
 register(TransformersEngine())
 register(LlamaCppEngine())
 register(TgiEngine())
+register(TransformersJsEngine())
 
 
 def get_engine(engine_id: str) -> Engine:
