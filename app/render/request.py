@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Any
 
 from app.errors import RequestError
-from app.render.core import RenderRequest
+from app.render.core import CONTENT_FORMATS, RenderRequest
 from app.render.engines import ENGINES
 
 #: How a JSON type is named in error messages.
@@ -91,7 +91,16 @@ def parse_render_request(body: Any) -> RenderRequest:
         engine=_engine(body),
         add_bos_token=_expect(body, "add_bos_token", (bool,), False),
         add_eos_token=_expect(body, "add_eos_token", (bool,), False),
+        content_format=_content_format(body),
     )
+
+
+def _content_format(body: dict) -> str:
+    value = _expect(body, "content_format", (str,), "auto")
+    if value not in CONTENT_FORMATS:
+        names = " or ".join(repr(name) for name in CONTENT_FORMATS)
+        raise RequestError("content_format", f"'content_format' must be {names}, not {value!r}.")
+    return value
 
 
 def _engine(body: dict) -> str:
