@@ -91,21 +91,18 @@ def parse_render_request(body: Any) -> RenderRequest:
         engine=_engine(body),
         add_bos_token=_expect(body, "add_bos_token", (bool,), False),
         add_eos_token=_expect(body, "add_eos_token", (bool,), False),
-        content_format=_content_format(body),
+        content_format=_one_of(body, "content_format", CONTENT_FORMATS, "auto"),
     )
 
 
-def _content_format(body: dict) -> str:
-    value = _expect(body, "content_format", (str,), "auto")
-    if value not in CONTENT_FORMATS:
-        names = " or ".join(repr(name) for name in CONTENT_FORMATS)
-        raise RequestError("content_format", f"'content_format' must be {names}, not {value!r}.")
-    return value
-
-
 def _engine(body: dict) -> str:
-    engine = _expect(body, "engine", (str,), "transformers")
-    if engine not in ENGINES:
-        names = " or ".join(repr(name) for name in ENGINES)
-        raise RequestError("engine", f"'engine' must be {names}, not {engine!r}.")
-    return engine
+    return _one_of(body, "engine", tuple(ENGINES), "transformers")
+
+
+def _one_of(body: dict, field: str, allowed: tuple[str, ...], default: str) -> str:
+    """A string field that must be one of `allowed`."""
+    value = _expect(body, field, (str,), default)
+    if value not in allowed:
+        names = " or ".join(repr(name) for name in allowed)
+        raise RequestError(field, f"'{field}' must be {names}, not {value!r}.")
+    return value
