@@ -38,7 +38,7 @@ def parse_messages(
             f"message keys {contract.server} does not read are dropped: {', '.join(dropped)}"
         )
     for index, message in enumerate(parsed):
-        _parse_tool_arguments(message, f"messages[{index}]", rewrites)
+        parse_tool_arguments(message, f"messages[{index}]", rewrites)
     return parsed
 
 
@@ -104,11 +104,12 @@ def _checked_tool_calls(tool_calls: Any, where: str) -> list[Any]:
     return list(tool_calls)
 
 
-def _parse_tool_arguments(message: dict[str, Any], where: str, rewrites: list[str]) -> None:
-    """Tool-call arguments as objects, as vLLM's `_postprocess_messages` makes them."""
+def parse_tool_arguments(message: dict[str, Any], where: str, rewrites: list[str]) -> None:
+    """Tool-call arguments as objects, as vLLM's `_postprocess_messages` makes them (the
+    message's `tool_calls` list is replaced; the calls in it are not changed)."""
     if message["role"] != "assistant" or not isinstance(message.get("tool_calls"), list):
         return
-    calls = message["tool_calls"]
+    calls = message["tool_calls"] = list(message["tool_calls"])
     if not calls:
         del message["tool_calls"]  # the template takes the plain assistant path
         rewrites.append(f"{where}: the empty tool_calls list is removed")
@@ -127,7 +128,7 @@ def _parse_tool_arguments(message: dict[str, Any], where: str, rewrites: list[st
                 f"{where}.tool_calls[{index}]: arguments {_described(function.get('arguments'))} "
                 "become the object " + json.dumps(parsed, ensure_ascii=False)
             )
-        call["function"] = {**function, "arguments": parsed}
+        calls[index] = {**call, "function": {**function, "arguments": parsed}}
 
 
 def arguments_object(arguments: Any) -> dict[str, Any]:

@@ -17,6 +17,7 @@ vLLM's request model (vllm/entrypoints/openai/chat_completion/protocol.py) and r
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from jinja2 import meta
@@ -72,13 +73,19 @@ def merged_options(request: RenderRequest, rewrites: list[str]) -> tuple[dict[st
         rewrites.append("the kwarg tools is passed as the tools")
     kwargs.pop("documents", None)
     kwargs.pop("tools", None)
-    read = meta.find_undeclared_variables(shared_environment().parse(request.template))
+    read = template_variables(request.template)
     unread = sorted(name for name in kwargs if name in APPLY_ARGUMENTS or name not in read)
     for name in unread:
         del kwargs[name]
     if unread:
         rewrites.append(f"kwargs the template never reads are not passed: {', '.join(unread)}")
     return kwargs, documents, tools
+
+
+@lru_cache(maxsize=64)
+def template_variables(template: str) -> frozenset[str]:
+    """The variables the template reads from its context (cached: parsing is slow)."""
+    return frozenset(meta.find_undeclared_variables(shared_environment().parse(template)))
 
 
 def dumped_tools(tools: Any, rewrites: list[str]) -> list[dict[str, Any]] | None:
