@@ -91,7 +91,7 @@ def test_every_extracted_case_is_run_or_listed_and_the_readme_counts_them():
     assert all(reason for reason in NOT_REPRODUCIBLE.values())
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     stated = re.search(
-        r"(\d+) cases of vLLM's tests: (\d+) run .*?, (\d+) not reproducible", readme
+        r"(\d+) cases of\s+vLLM's tests: (\d+) run .*?, (\d+) not\s+reproducible", readme, re.S
     )
     assert stated, "the README's Engines section states the counts"
     assert tuple(map(int, stated.groups())) == (
