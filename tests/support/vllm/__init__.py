@@ -120,33 +120,36 @@ PARSE_CASES: list[dict[str, Any]] = [
 #: Marks a tool call whose `arguments` key is absent.
 ABSENT = object()
 
+
+def _arguments(test: str, given: list[Any], expected: list[Any]) -> dict[str, Any]:
+    return {"test": f"test_{test}", "given": given, "expected": expected}
+
+
 #: test_chat_utils.py, `_postprocess_messages`: tool-call arguments in, arguments out.
 ARGUMENT_CASES: list[dict[str, Any]] = [
-    {"test": "test_postprocess_messages_null_arguments_string", "given": ["null"], "expected": [{}]},
-    {"test": "test_tool_call_arguments_dict_passthrough", "given": [{"a": 1}], "expected": [{"a": 1}]},
-    {"test": "test_tool_call_arguments_valid_object_string", "given": ['{"a": 1}'], "expected": [{"a": 1}]},
-    {
-        "test": "test_tool_call_arguments_malformed_json_small",
-        "given": ['{"cmd": "mkdir -p /tmp/mmadtest && cat > /tmp/mmadtest'],
-        "expected": [{}],
-    },
-    {
-        "test": "test_tool_call_arguments_malformed_json_large",
-        "given": ['{"filepath": "src/main.py", "contents": "' + "x" * 18000],
-        "expected": [{}],
-    },
+    _arguments("postprocess_messages_null_arguments_string", ["null"], [{}]),
+    _arguments("tool_call_arguments_dict_passthrough", [{"a": 1}], [{"a": 1}]),
+    _arguments("tool_call_arguments_valid_object_string", ['{"a": 1}'], [{"a": 1}]),
+    _arguments(
+        "tool_call_arguments_malformed_json_small",
+        ['{"cmd": "mkdir -p /tmp/mmadtest && cat > /tmp/mmadtest'],
+        [{}],
+    ),
+    _arguments(
+        "tool_call_arguments_malformed_json_large",
+        ['{"filepath": "src/main.py", "contents": "' + "x" * 18000],
+        [{}],
+    ),
     *(
-        {"test": f"test_tool_call_arguments_valid_json_non_object[{text}]", "given": [text], "expected": [{}]}
+        _arguments(f"tool_call_arguments_valid_json_non_object[{text}]", [text], [{}])
         for text in ("[]", "42", "true", '"hello"', "null")
     ),
-    {"test": "test_tool_call_arguments_missing_or_empty[None]", "given": [ABSENT], "expected": [{}]},
-    {"test": "test_tool_call_arguments_missing_or_empty[]", "given": [""], "expected": [{}]},
-    {
-        "test": "test_tool_call_arguments_multiple_independent",
-        "given": ['{"a": 1}', '{"cmd": "'],
-        "expected": [{"a": 1}, {}],
-    },
-]  # fmt: skip
+    _arguments("tool_call_arguments_missing_or_empty[None]", [ABSENT], [{}]),
+    _arguments("tool_call_arguments_missing_or_empty[]", [""], [{}]),
+    _arguments(
+        "tool_call_arguments_multiple_independent", ['{"a": 1}', '{"cmd": "'], [{"a": 1}, {}]
+    ),
+]
 
 #: test_hf.py, `resolve_chat_template_kwargs` with Qwen3's template: the kwargs the request
 #: gives, and those that reach `apply_chat_template` (vLLM's expected set).
