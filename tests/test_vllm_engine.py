@@ -202,13 +202,13 @@ def test_explicit_fields_win_over_kwargs_and_unknown_kwargs_are_refused():
     )
 
 
-def test_tools_are_dumped_as_vllms_tool_model_writes_them():
+def test_tools_are_dumped_as_vllms_tool_model_writes_them_with_sorted_keys():
     template = "{{ tools | tojson }}"
     tools = [{"function": {"name": "f", "strict": True}}]
     answer = _render(template=template, messages=[{"role": "user", "content": "x"}], tools=tools)
     assert answer.prompt == (
-        '[{"type": "function", "function": {"name": "f", "description": null, '
-        '"parameters": null, "strict": true}}]'
+        '[{"function": {"description": null, "name": "f", "parameters": null, '
+        '"strict": true}, "type": "function"}]'
     )
 
 

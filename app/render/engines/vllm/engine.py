@@ -27,7 +27,6 @@ from app.render.engines.vllm.contract import VLLM, Contract, Refused
 from app.render.engines.vllm.messages import parse_messages
 from app.render.engines.vllm.options import (
     check_flags,
-    dumped_tools,
     merged_options,
     visible_special_tokens,
 )
@@ -69,7 +68,7 @@ def normalise(request: RenderRequest, contract: Contract) -> tuple[RenderRequest
     normalised = replace(
         request,
         messages=messages,
-        tools=dumped_tools(tools, rewrites),
+        tools=tools,
         documents=documents,
         kwargs=kwargs,
         special_tokens=visible_special_tokens(request.special_tokens, contract, rewrites),

@@ -6,13 +6,14 @@ vLLM's request model (vllm/entrypoints/openai/chat_completion/protocol.py) and r
 - `continue_final_message` is a boolean, and with `add_generation_prompt` it is a 400;
 - `chat_template_kwargs` (the playground's `kwargs`) are merged under the request's own
   fields: `add_generation_prompt` and `continue_final_message` always win, `documents`
-  and `tools` win unless they are null; `chat_template` and `tokenize` are refused;
+  wins unless it is null; `chat_template` and `tokenize` are refused;
   the other arguments of transformers' `apply_chat_template` (`padding`, `return_dict`,
   ...) are taken as its arguments, never template variables; and a kwarg the template
   never reads is not passed;
-- each tool is validated into vLLM's tool model and dumped back: `type` and `function`
-  first, `function` as `name`, `description`, `parameters` (null when absent), then any
-  extra keys.
+- each tool is validated into vLLM's tool model and dumped back (`function` as `name`,
+  `description`, `parameters`, null when absent, plus any extra keys), then its keys are
+  sorted at every depth (vllm/renderers/online_renderer.py `_sort_tool_keys`, so that
+  every server instance writes the same prompt); a `tools` kwarg replaces them as given.
 """
 
 from __future__ import annotations
@@ -68,9 +69,11 @@ def merged_options(request: RenderRequest, rewrites: list[str]) -> tuple[dict[st
     if documents is None and kwargs.get("documents") is not None:
         documents = kwargs["documents"]
         rewrites.append("the kwarg documents is passed as the documents")
-    if tools is None and kwargs.get("tools") is not None:
+    # The request's tools are the defaults the kwargs are merged over.
+    tools = dumped_tools(tools, rewrites)
+    if kwargs.get("tools") is not None:
         tools = kwargs["tools"]
-        rewrites.append("the kwarg tools is passed as the tools")
+        rewrites.append("the kwarg tools replaces the request's tools")
     kwargs.pop("documents", None)
     kwargs.pop("tools", None)
     read = template_variables(request.template)
@@ -94,13 +97,24 @@ def dumped_tools(tools: Any, rewrites: list[str]) -> list[dict[str, Any]] | None
         return None
     if not isinstance(tools, list):
         raise Refused("tools must be a list.")
-    dumped = [_dumped_tool(tool, f"tools[{index}]") for index, tool in enumerate(tools)]
+    dumped = [
+        sorted_keys(_dumped_tool(tool, f"tools[{index}]")) for index, tool in enumerate(tools)
+    ]
     if [list(_walk(t)) for t in dumped] != [list(_walk(t)) for t in tools]:
         rewrites.append(
-            "tools are rewritten as vLLM's tool model dumps them: type and function first, "
-            "function as name, description, parameters (null when absent), then extra keys"
+            "tools are rewritten as vLLM's tool model dumps them (description and parameters "
+            "null when absent), with their keys sorted at every depth"
         )
     return dumped
+
+
+def sorted_keys(value: Any) -> Any:
+    """`value` with the keys of every object in sorted order (lists keep their order)."""
+    if isinstance(value, dict):
+        return {key: sorted_keys(value[key]) for key in sorted(value)}
+    if isinstance(value, list | tuple):
+        return [sorted_keys(item) for item in value]
+    return value
 
 
 def _dumped_tool(tool: Any, where: str) -> dict[str, Any]:
