@@ -6,6 +6,7 @@ listed as not reproducible with its reason, and the README states the counts.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -16,7 +17,7 @@ from app.render.core import RenderRequest
 from app.render.engines import render
 from app.render.engines.vllm.contract import VLLM, Refused
 from app.render.engines.vllm.messages import parse_messages, parse_tool_arguments
-from app.render.engines.vllm.options import merged_options
+from app.render.engines.vllm.options import merged_options, sorted_keys
 from tests.support import REPO
 from tests.support.shared_data import TEMPLATES_DIR, needs_shared
 from tests.support.vllm import (
@@ -25,6 +26,7 @@ from tests.support.vllm import (
     KWARGS_CASE,
     NOT_REPRODUCIBLE,
     PARSE_CASES,
+    SORT_CASES,
 )
 
 #: Writes each message as <role>content, content as Python writes it.
@@ -70,6 +72,11 @@ def test_vllm_parses_tool_arguments_as_its_tests_expect(case):
     assert [call["function"]["arguments"] for call in message["tool_calls"]] == case["expected"]
 
 
+@pytest.mark.parametrize("case", SORT_CASES, ids=lambda case: case["test"])
+def test_vllm_sorts_tool_keys_as_its_tests_expect(case):
+    assert json.dumps(sorted_keys(case["given"])) == case["expected"]
+
+
 @needs_shared
 def test_vllm_passes_the_kwargs_its_test_expects():
     template = (TEMPLATES_DIR / KWARGS_CASE["template"]).read_text(encoding="utf-8")
@@ -87,7 +94,7 @@ def test_vllm_passes_the_kwargs_its_test_expects():
 
 
 def test_every_extracted_case_is_run_or_listed_and_the_readme_counts_them():
-    run = len(PARSE_CASES) + len(ARGUMENT_CASES) + 1
+    run = len(PARSE_CASES) + len(ARGUMENT_CASES) + len(SORT_CASES) + 1
     assert all(reason for reason in NOT_REPRODUCIBLE.values())
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     stated = re.search(
