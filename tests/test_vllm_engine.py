@@ -238,3 +238,13 @@ def test_api_takes_the_content_format_and_lists_the_rewrites(client):
     assert answer["rewrites"][0].startswith("content as text joined by newlines")
     refused = client.post("/api/render", json={**body, "content_format": "json"})
     assert (refused.status_code, refused.json["error"]["field"]) == (400, "content_format")
+
+
+def test_the_content_format_is_part_of_the_state_only_when_it_is_forced():
+    from app.state.playground import PlaygroundState
+
+    body = {"template": ECHO, "messages": [{"role": "user", "content": "x"}]}
+    assert "content_format" not in PlaygroundState.from_json(body).to_json()
+    forced = PlaygroundState.from_json({**body, "content_format": "openai"})
+    assert forced.to_json()["content_format"] == "openai"
+    assert forced.render_request().content_format == "openai"
