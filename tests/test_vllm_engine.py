@@ -18,6 +18,7 @@ from app.render.engines import render
 from app.render.engines.vllm.contract import VLLM, Refused
 from app.render.engines.vllm.messages import parse_messages, parse_tool_arguments
 from app.render.engines.vllm.options import merged_options, sorted_keys
+from app.state.playground import PlaygroundState
 from tests.support import REPO
 from tests.support.shared_data import TEMPLATES_DIR, needs_shared
 from tests.support.vllm import (
@@ -241,8 +242,6 @@ def test_api_takes_the_content_format_and_lists_the_rewrites(client):
 
 
 def test_the_content_format_is_part_of_the_state_only_when_it_is_forced():
-    from app.state.playground import PlaygroundState
-
     body = {"template": ECHO, "messages": [{"role": "user", "content": "x"}]}
     assert "content_format" not in PlaygroundState.from_json(body).to_json()
     forced = PlaygroundState.from_json({**body, "content_format": "openai"})
