@@ -7,8 +7,8 @@ from functools import partial
 import pytest
 
 from app.analysis.analyze import analyze
-from app.analysis.content_format import detect_content_format
 from app.analysis.diagnostics import template_diagnostics
+from app.render.content_format import detect_content_format
 from app.render.core import RenderRequest
 from app.render.engines.transformers.chat import render_chat
 from app.sources.library import Library

@@ -38,7 +38,7 @@ def test_llama_cpp_engine_rewrites_and_says_so(client):
 
 
 def test_unknown_engine_is_400(client):
-    response = render(client, engine="vllm")
+    response = render(client, engine="no-such-engine")
     assert (response.status_code, response.json["error"]["field"]) == (400, "engine")
 
 

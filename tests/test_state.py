@@ -142,7 +142,7 @@ def test_pinned_keeps_a_clock_and_sets_a_missing_one():
         ({"view": 3}, "view"),
         ({"library": ["chatml"]}, "library"),
         ({"source": {"id": "s", "kind": "hf", "file_name": 1}}, "source.file_name"),
-        ({"engine": "vllm"}, "engine"),
+        ({"engine": "no-such-engine"}, "engine"),
         ({"now": 5}, "now"),
     ],
 )

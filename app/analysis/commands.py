@@ -315,8 +315,8 @@ def template_facts(
     """What the command lines depend on, learnt by rendering within `limits` (runs in a
     sandbox worker)."""
     # Imported here: the renderer is only needed where this runs, in the worker.
-    from app.analysis.content_format import detect_content_format
     from app.problems import TemplateProblem
+    from app.render.content_format import detect_content_format
     from app.render.core import RenderRequest
     from app.render.engines.llamacpp.builtins import equivalent_builtin
     from app.render.engines.transformers.chat import render_chat

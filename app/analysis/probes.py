@@ -12,10 +12,10 @@ from dataclasses import replace
 from itertools import pairwise
 from typing import Any
 
-from app.analysis.content_format import detect_content_format
 from app.analysis.diagnostics import end_of_turn_marker, template_diagnostics, turn_delimiters
 from app.analysis.prefix import answered_requests, compare_requests, user_turn_requests
 from app.problems import TemplateProblem
+from app.render.content_format import detect_content_format
 from app.render.core import RenderRequest
 from app.render.engines import get_engine
 from app.render.engines.transformers.chat import render_chat

@@ -35,6 +35,13 @@ class RenderRequest:
     #: Whether the vocabulary adds BOS/EOS itself (llama.cpp strips them from the text).
     add_bos_token: bool = False
     add_eos_token: bool = False
+    #: How vLLM-style engines shape message content (`--chat-template-content-format`):
+    #: "auto" detects it from the template, "string" or "openai" force it.
+    content_format: str = "auto"
+
+
+#: The values `RenderRequest.content_format` takes, as vLLM's server flag does.
+CONTENT_FORMATS = ("auto", "string", "openai")
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Any
 
 from app.errors import RequestError
-from app.render.core import RenderRequest
+from app.render.core import CONTENT_FORMATS, RenderRequest
 from app.render.engines import ENGINES
 
 #: How a JSON type is named in error messages.
@@ -91,12 +91,18 @@ def parse_render_request(body: Any) -> RenderRequest:
         engine=_engine(body),
         add_bos_token=_expect(body, "add_bos_token", (bool,), False),
         add_eos_token=_expect(body, "add_eos_token", (bool,), False),
+        content_format=_one_of(body, "content_format", CONTENT_FORMATS, "auto"),
     )
 
 
 def _engine(body: dict) -> str:
-    engine = _expect(body, "engine", (str,), "transformers")
-    if engine not in ENGINES:
-        names = " or ".join(repr(name) for name in ENGINES)
-        raise RequestError("engine", f"'engine' must be {names}, not {engine!r}.")
-    return engine
+    return _one_of(body, "engine", tuple(ENGINES), "transformers")
+
+
+def _one_of(body: dict, field: str, allowed: tuple[str, ...], default: str) -> str:
+    """A string field that must be one of `allowed`."""
+    value = _expect(body, field, (str,), default)
+    if value not in allowed:
+        names = " or ".join(repr(name) for name in allowed)
+        raise RequestError(field, f"'{field}' must be {names}, not {value!r}.")
+    return value

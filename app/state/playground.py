@@ -39,6 +39,7 @@ _RENDER_FIELDS = (
     "kwargs",
     "add_bos_token",
     "add_eos_token",
+    "content_format",
 )
 
 
@@ -162,6 +163,8 @@ class PlaygroundState:
     #: Whether the vocabulary adds BOS/EOS itself (a loaded source may say so too).
     add_bos_token: bool = False
     add_eos_token: bool = False
+    #: vLLM's `--chat-template-content-format` for the vllm and edge-llm engines.
+    content_format: str = "auto"
     #: A second template whose prompt the Diff view compares with this one's.
     compare_template: str | None = None
     #: The engine the Diff view compares against instead (True: the other engine).
@@ -207,6 +210,7 @@ class PlaygroundState:
             "add_generation_prompt": self.add_generation_prompt,
             "compare_engines": self.compare_engines or None,
             "compare_template": self.compare_template,
+            "content_format": None if self.content_format == "auto" else self.content_format,
             "continue_final_message": self.continue_final_message,
             "documents": self.documents,
             "engine": None if self.engine == DEFAULT_ENGINE else self.engine,

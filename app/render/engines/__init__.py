@@ -8,10 +8,12 @@ An engine is an `app.render.core.Engine`: its own package below this one, and on
 from __future__ import annotations
 
 from app.render.core import Engine, Rendered, RenderRequest, render_with
+from app.render.engines.edge_llm import EdgeLlmEngine
 from app.render.engines.llamacpp import LlamaCppEngine
 from app.render.engines.tgi import TgiEngine
 from app.render.engines.transformers import TransformersEngine
 from app.render.engines.transformersjs import TransformersJsEngine
+from app.render.engines.vllm import VllmEngine
 from app.render.limits import DEFAULT_LIMITS, RenderLimits
 
 #: Every engine by id, in the order the page lists them.
@@ -25,6 +27,8 @@ def register(engine: Engine) -> None:
 
 register(TransformersEngine())
 register(LlamaCppEngine())
+register(VllmEngine())
+register(EdgeLlmEngine())
 register(TgiEngine())
 register(TransformersJsEngine())
 

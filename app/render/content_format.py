@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterator
+from functools import lru_cache
 
 from jinja2 import nodes
 
@@ -88,6 +89,7 @@ def _loops_over_content(root: nodes.Template) -> bool:
     return False
 
 
+@lru_cache(maxsize=64)
 def detect_content_format(template: str) -> str:
     """Either "openai" or "string", as vLLM's `--chat-template-content-format auto` decides."""
     try:
