@@ -47,7 +47,7 @@ def test_esc_then_tab_leaves_the_template_editor(page: Page) -> None:
     page.keyboard.press("Escape")
     page.keyboard.press("Shift+Tab")
     assert not in_editor(page)
-    assert focused_id(page) == "hf-files"
+    assert focused_id(page) == "model-load"  # the Model box, just above the editor
     assert page.evaluate("() => window.playground.editor.getValue()") == template
 
 

@@ -49,7 +49,7 @@ class TransformersEngine(Engine):
     """Python's Jinja, as transformers' `apply_chat_template` (and vLLM, SGLang) run it."""
 
     id = "transformers"
-    name = "transformers (Python, vLLM, SGLang)"
+    name = "transformers (Python, SGLang)"
     #: The version the conformance tests render against (pyproject's test extras).
     version = "5.23.0"
     description = (
