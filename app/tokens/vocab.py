@@ -62,7 +62,10 @@ class VocabTokenizer:
         self.add_sep = False
         #: Ids that are matched as whole special tokens (control, unknown, user-defined).
         self.special_ids: frozenset[int] = frozenset()
-        self._token_bytes: list[bytes] = []
+        self._token_bytes: list[bytes | None] = []
+        self._kind = ""  # GGUF: its vocabulary type (spm, bpe, wpm)
+        self._texts: list[str] = []
+        self._attrs: list[int] = []
         self._pieces: list[str | None] = []
         # tokenizer.json: bytes and pieces by id, worked out on first use.
         self._sparse_bytes: dict[int, bytes] = {}
@@ -96,10 +99,10 @@ class VocabTokenizer:
             self.add_sep = False  # llama.cpp's BPE path adds only BOS/EOS
         self._phantom_space = vocab.kind == "spm" and vocab.add_space_prefix
         self.special_ids = frozenset(vocab.special_ids)
-        self._token_bytes = [
-            gguf_token_bytes(vocab.kind, t, a)
-            for t, a in zip(vocab.tokens, vocab.attrs, strict=True)
-        ]
+        # Each token's bytes are worked out when first used: all of them up front took
+        # more than the rest of the build (150k tokens, byte-level decoding each).
+        self._kind, self._texts, self._attrs = vocab.kind, vocab.tokens, vocab.attrs
+        self._token_bytes = [None] * self.vocab_size
         self._pieces = [None] * self.vocab_size
         attrs = [vocab.attrs[i] for i in vocab.special_ids]
         self._matcher = SpecialMatcher(
@@ -158,7 +161,13 @@ class VocabTokenizer:
     def token_bytes(self, token_id: int) -> bytes:
         """The bytes a token stands for (llama.cpp's `token_to_piece` with special=True)."""
         if self.source == "gguf":
-            return self._token_bytes[token_id]
+            found_gguf = self._token_bytes[token_id]
+            if found_gguf is None:
+                found_gguf = gguf_token_bytes(
+                    self._kind, self._texts[token_id], self._attrs[token_id]
+                )
+                self._token_bytes[token_id] = found_gguf
+            return found_gguf
         # A tokenizer.json may number its tokens sparsely (ids far above its size), so its
         # tokens' bytes are worked out on first use, by id, not listed up front.
         found = self._sparse_bytes.get(token_id)
@@ -178,7 +187,7 @@ class VocabTokenizer:
             return found
         piece = self._pieces[token_id]
         if piece is None:
-            piece = self._pieces[token_id] = bytes_to_piece(self._token_bytes[token_id])
+            piece = self._pieces[token_id] = bytes_to_piece(self.token_bytes(token_id))
         return piece
 
     def _encode(self, texts: list[str]) -> list[Encoding]:
@@ -206,7 +215,7 @@ class VocabTokenizer:
             if (
                 self._phantom_space
                 and len(out.ids) > first
-                and self._token_bytes[out.ids[first]] == b" "
+                and self.token_bytes(out.ids[first]) == b" "
             ):
                 # A lone leading "▁" is the space llama.cpp put in front: it covers no text.
                 out.starts[first] = out.ends[first] = start
