@@ -129,18 +129,18 @@ def model_prefix(header: Path, model: Path) -> bytes:
         return file.read(PREFIX_BYTES)
 
 
-def tokenizer_json() -> str:
+def tokenizer_json(small: bool = False) -> str:
     """A Gemma-3-like `tokenizer.json`: BPE over "▁"-spelt words with byte fallback,
-    262,144 tokens (control tokens first, 256 byte tokens), as `tokenizers` writes it."""
+    262,144 tokens (control tokens first, 256 byte tokens), as `tokenizers` writes it;
+    `small`: a tenth of that, for the suite's fast variant."""
+    size = JSON_TOKENS // 10 if small else JSON_TOKENS
     controls = ["<pad>", "<eos>", "<bos>", "<unk>", "<start_of_turn>", "<end_of_turn>"]
     bytes_ = [f"<0x{b:02X}>" for b in range(256)]
     letters = [chr(c) for c in range(ord("a"), ord("z") + 1)]
     letters += [chr(c) for c in range(ord("A"), ord("Z") + 1)] + list("0123456789.,;:!?'\"()-")
     letters += [chr(c) for c in range(0x430, 0x450)] + [chr(c) for c in range(0x4E00, 0x4F00)]
     alphabet = ["▁", *letters]
-    grown, pairs = _grown(
-        alphabet, "▁", JSON_TOKENS - len(controls) - len(bytes_) - len(alphabet), seed=2
-    )
+    grown, pairs = _grown(alphabet, "▁", size - len(controls) - len(bytes_) - len(alphabet), seed=2)
     vocab = {text: i for i, text in enumerate([*controls, *bytes_, *alphabet, *grown])}
     model = models.BPE(vocab=vocab, merges=pairs, unk_token="<unk>", byte_fallback=True)
     tokenizer = Tokenizer(model)
