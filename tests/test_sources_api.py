@@ -13,6 +13,7 @@ from transformers import PreTrainedTokenizerFast
 
 from app.web.factory import create_app
 from tests.support.shared_data import VOCAB_DIR, needs_shared
+from tests.support.sources import built
 
 LLAMA_SPM = VOCAB_DIR / "ggml-vocab-llama-spm.gguf"
 
@@ -44,13 +45,20 @@ def test_gguf_prefix_grows_until_the_header_is_read(client):
     assert body["special_tokens"]["bos_token"] == "<s>"
     assert body["special_tokens"]["eos_token"] == "</s>"
     assert body["add_bos_token"] is True
+    # The answer does not wait for the tokenizer: what the header says, and `building`.
     assert body["tokenizer"] == {
+        "state": "building",
         "model": "llama",
         "pre": "default",
         "vocab_size": 32000,
-        "supported": True,
+        "supported": None,
         "reason": None,
         "limit": None,
+    }
+    assert built(client, body)["tokenizer"] == {
+        **body["tokenizer"],
+        "state": "ready",
+        "supported": True,
     }
     assert body["metadata"]["architecture"] == "llama"
     assert body["header_bytes"] <= sent[-1]
@@ -194,7 +202,7 @@ def test_hf_files_read_as_transformers_reads_them(client, tmp_path, name):
     templates, special = transformers_view(tmp_path, files)
     assert response.json["templates"] == templates
     assert response.json["special_tokens"] == special
-    assert response.json["tokenizer"]["supported"] is True
+    assert built(client, response.json)["tokenizer"]["supported"] is True
 
 
 def test_chat_template_jinja_wins_over_the_config(client, tmp_path):

@@ -196,7 +196,9 @@ class SourceStore:
             self._keep(source, kind, data)
         else:
             self._store_again(source, kind, data)
-        self._start_build(source, lambda: (kind, data))
+        # The bytes are read back from the database if the build needs them: kept in a
+        # closure, every upload still building would hold its copy in this process.
+        self._start_build(source, lambda: self._stored(source.id))
         return self._current(source)
 
     def get(self, source_id: str) -> Source | None:

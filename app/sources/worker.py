@@ -23,7 +23,7 @@ from typing import Any
 from app.pool.guard import CpuTimeExceeded
 from app.sources.gguf import GGUFError, IncompleteHeader, read_header
 from app.sources.gguf_model import source_from_header
-from app.sources.hf import HFFileError, check_json, read_hf_files
+from app.sources.hf import CUT_SHORT, HFFileError, check_json, read_hf_files
 from app.sources.limits import SourceLimits
 from app.sources.source import (
     BUILDING,
@@ -302,6 +302,10 @@ def _load_hf(data: bytes, limits: SourceLimits, unbuilt: str | None) -> Any:
     info = None
     if parsed.tokenizer_json is not None:
         text, config = parsed.tokenizer_json, parsed.tokenizer_config
+        if unbuilt is None and not text.rstrip().endswith("}"):
+            # Cheap to see before answering, unlike the JSON inside (read when it is
+            # built): a file cut short, as a failed download is, is refused at once.
+            raise HFFileError("tokenizer.json", CUT_SHORT)
         info = _to_build(
             source_id,
             TokenizerInfo("", None, 0, None, None),
