@@ -131,6 +131,31 @@ def test_tokenize_with_the_models_vocabulary(client):
     assert 1 not in [t["id"] for t in plain["tokens"][1:]], "<s> must be plain text"
 
 
+@needs_shared
+def test_the_compact_answer_holds_the_tokens_of_the_default_one(client):
+    upload = client.post(
+        "/api/sources/gguf", data=LLAMA_SPM.read_bytes(), content_type="application/octet-stream"
+    ).json
+    # Asked while the tokenizer is still building: tokenizing waits for it.
+    assert upload["tokenizer"]["state"] == "building"
+    body = {"source": upload["id"], "text": "<s>Hi \u00e9t\u00e9 \U0001f999", "add_special": True}
+    tokens = client.post("/api/tokenize", json=body).json["tokens"]
+    compact = client.post("/api/tokenize", json={**body, "format": "compact"}).json
+    assert set(compact) == {"ids", "starts", "ends", "special", "count"}
+    assert compact["count"] == len(tokens) > 4
+    rows = zip(compact["ids"], compact["starts"], compact["ends"], compact["special"], strict=True)
+    assert [list(row) for row in rows] == [
+        [t["id"], t["start"], t["end"], int(t["special"])] for t in tokens
+    ]
+    pieces = client.post("/api/tokenize", json={**body, "format": "compact", "pieces": True}).json
+    assert pieces["pieces"] == {str(t["id"]): t["piece"] for t in tokens}
+    window = {**body, "format": "compact", "offset": 2, "limit": 2}
+    paged = client.post("/api/tokenize", json=window).json
+    assert (paged["ids"], paged["next_offset"]) == (compact["ids"][2:4], 4)
+    wrong = client.post("/api/tokenize", json={**body, "format": "columns"})
+    assert (wrong.status_code, wrong.json["error"]["field"]) == (400, "format")
+
+
 def test_tokenize_errors(client):
     assert client.post("/api/tokenize", json={"source": "0" * 64, "text": "x"}).status_code == 404
     assert client.post("/api/tokenize", json={"source": "../etc", "text": "x"}).status_code == 404
