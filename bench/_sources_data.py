@@ -66,7 +66,7 @@ def _grown(
     for word in _WORDS:  # every common word, with and without its leading space
         for start in ("", space):
             text = start + word
-            for cut in range(1 + len(start), len(text)):
+            for cut in range(1, len(text)):
                 add(text[:cut], text[cut])
                 if len(pairs) >= merges:
                     return tokens, pairs

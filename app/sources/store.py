@@ -10,6 +10,7 @@ those bytes when it has not built it yet.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import re
 import threading
@@ -189,17 +190,34 @@ class SourceStore:
         return self._loaded(loaded.source, HF, canonical)
 
     def _loaded(self, source: Source, kind: str, data: bytes) -> Source:
-        """A source just parsed: stored (or its use noted), remembered, and its tokenizer
-        being built; answered as this process knows it (a source it knew may be built)."""
-        known = self._remembered(source.id)
-        if known is None:
-            self._keep(source, kind, data)
-        else:
-            self._store_again(source, kind, data)
-        # The bytes are read back from the database if the build needs them: kept in a
-        # closure, every upload still building would hold its copy in this process.
-        self._start_build(source, lambda: self._stored(source.id))
+        """A source just parsed: its tokenizer being built, stored (or its use noted),
+        remembered; answered as this process knows it (a source it knew may be built)."""
+        # The build starts first, so that storing runs beside it. Until stored, a build
+        # that needs the bytes (its worker lost the parse) takes them from here; after,
+        # from the database: kept in a closure, every upload still building would hold
+        # its copy in this process.
+        unstored = [(kind, data)]
+        build = self._start_build(
+            source, lambda: unstored[0] if unstored else self._stored(source.id)
+        )
+        try:
+            if self._remembered(source.id) is None:
+                self._keep(source, kind, data)
+            else:
+                self._store_again(source, kind, data)
+        finally:
+            unstored.clear()
+        if self._unfinished_builds() > self.workers.lanes:
+            # More builds than workers: this upload waits for its own, as the answer did
+            # before builds came after it, so uploads cannot pile up work behind their
+            # answers out of reach of admission (its slots and per-client counts).
+            with contextlib.suppress(Exception):  # its failure is the tokenizer's state
+                build.result()
         return self._current(source)
+
+    def _unfinished_builds(self) -> int:
+        with self._lock:
+            return sum(not build.done() for build in self._builds.values())
 
     def get(self, source_id: str) -> Source | None:
         """The source with this id, rebuilt from the database if not kept in memory."""
@@ -294,8 +312,19 @@ class SourceStore:
     def _current(self, source: Source) -> Source:
         """The source as this process knows it now (its tokenizer may have been built)."""
         with self._lock:
-            known = self._memory.get(source.id)
-        return source if known is None else replace(known, file_name=source.file_name)
+            known = self._with_build(self._memory.get(source.id) or source)
+        return replace(known, file_name=source.file_name)
+
+    def _with_build(self, source: Source) -> Source:
+        """`source` with the outcome of its build, when it is done (it may have ended
+        before the source was remembered). Called holding the lock."""
+        info = source.tokenizer
+        build = self._builds.get(source.id)
+        if info is None or info.state != BUILDING or build is None or not build.done():
+            return source
+        if build.exception() is not None:
+            return source
+        return replace(source, tokenizer=build.result())
 
     def tokenize(
         self,
@@ -403,6 +432,7 @@ class SourceStore:
         with self._lock:
             source = self._memory.get(source_id)
             if source is not None:
+                source = self._memory[source_id] = self._with_build(source)
                 self._memory.move_to_end(source_id)
         if self.on_lookup is not None:
             self.on_lookup(source is not None)

@@ -296,7 +296,7 @@ def _load_gguf(
 
 
 def _load_hf(data: bytes, limits: SourceLimits, unbuilt: str | None) -> Any:
-    files = json.loads(data.decode("utf-8"))
+    files = json.loads(data)  # bytes: one decoded copy fewer than decoding first
     parsed = read_hf_files(files)
     source_id = content_id(data)
     info = None
