@@ -132,7 +132,9 @@ def test_tokenize_with_the_models_vocabulary(client):
 
 
 @needs_shared
-def test_the_compact_answer_holds_the_tokens_of_the_default_one(client):
+def test_the_compact_answer_holds_the_tokens_of_the_default_one(tmp_path):
+    app = create_app({"TESTING": True, "DATA_DIR": str(tmp_path)})  # no source built yet
+    client = app.test_client()
     upload = client.post(
         "/api/sources/gguf", data=LLAMA_SPM.read_bytes(), content_type="application/octet-stream"
     ).json
@@ -154,6 +156,7 @@ def test_the_compact_answer_holds_the_tokens_of_the_default_one(client):
     assert (paged["ids"], paged["next_offset"]) == (compact["ids"][2:4], 4)
     wrong = client.post("/api/tokenize", json={**body, "format": "columns"})
     assert (wrong.status_code, wrong.json["error"]["field"]) == (400, "format")
+    app.extensions["sandbox_pool"].close()
 
 
 def test_tokenize_errors(client):
