@@ -5,8 +5,8 @@ the first 16 MiB of a sparse 40 GB file, and a Gemma-3-sized `tokenizer.json` (2
 tokens) with its `tokenizer_config.json`. Then, through the API of an application of
 its own (its source workers are real processes), it times for each:
 
-- the upload's answer (templates, special tokens, metadata), and the moment the source
-  says its tokenizer is `ready` (polled on `GET /api/sources/<id>`);
+- the upload's answer (templates, special tokens, metadata), and the moment its tokenizer
+  is `ready` (waited for as `/api/tokenize` waits, then read on `GET /api/sources/<id>`);
 - `POST /api/tokenize` of a 50k-token text, `"format": "compact"`, and the default answer;
 
 and, in this process, what the libraries take for the same: our header parse and gguf-py's
@@ -93,15 +93,14 @@ def _stream(text: str) -> io.BytesIO:
     return io.BytesIO(text.encode())
 
 
-def _ready(client: FlaskClient, source_id: str, timeout: float = 120.0) -> dict[str, Any]:
-    """The source once its tokenizer is no longer building (polled every 2 ms)."""
-    deadline = time.perf_counter() + timeout
-    while time.perf_counter() < deadline:
-        source = client.get(f"/api/sources/{source_id}").json
-        if source["tokenizer"]["state"] != "building":
-            return source
-        time.sleep(0.002)
-    raise SystemExit(f"source {source_id} still building after {timeout} s")
+def _ready(client: FlaskClient, source_id: str) -> dict[str, Any]:
+    """The source once its tokenizer is no longer building: waited for as `/api/tokenize`
+    waits (on the build, not polling, which would take CPU from it), then read back."""
+    store = client.application.extensions["source_store"]
+    store.get_built(source_id)
+    source = client.get(f"/api/sources/{source_id}").json
+    assert source["tokenizer"]["state"] != "building", source
+    return source
 
 
 def load_and_time(client: FlaskClient, kind: str, body: Any) -> tuple[str, float, float]:
