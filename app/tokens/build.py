@@ -83,7 +83,7 @@ def _build_spm(vocab: GgufVocab) -> Tokenizer:
             f"characters; splitting them all compares {cost:,} characters, over the "
             f"{SPM_SPLIT_BUDGET:,} this reader allows)"
         )
-    ids = {t: i for i, t in enumerate(tokens)}
+    ids = vocab.ids
     ranked = []
     for i, text in enumerate(tokens):
         for k in range(1, len(text)):
@@ -120,7 +120,7 @@ def _build_spm(vocab: GgufVocab) -> Tokenizer:
 
 def _build_bpe(vocab: GgufVocab) -> Tokenizer:
     assert vocab.pre_tokenizer is not None
-    ids = {t: i for i, t in enumerate(vocab.tokens)}
+    ids = vocab.ids
     merges = _merge_pairs(vocab.merges, ids)
     model = models.BPE(vocab=ids, merges=merges, ignore_merges=vocab.pre_tokenizer.ignore_merges)
     tokenizer = Tokenizer(model)
