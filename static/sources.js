@@ -135,6 +135,33 @@
     return `Loaded ${fileName} (${humanSize(fileSize)}${read})${templates}`;
   }
 
+  /** Where the source's tokenizer is: the answer comes before it is built. */
+  function tokenizerMessage(tokenizer) {
+    if (!tokenizer) return "";
+    if (tokenizer.state === "building") return "; building its tokenizer…";
+    if (tokenizer.state === "failed") return `; no tokens: ${tokenizer.reason}`;
+    return "; tokenizer ready";
+  }
+
+  /** Follow the build of a source's tokenizer (the render shows the tokens once it is
+   * built: it waits for it) and say how it ended, while the source is still the one
+   * loaded. Polled, a little less often the longer it takes. */
+  async function followBuild(source, loaded) {
+    let tokenizer = source.tokenizer;
+    let wait = 50;
+    while (tokenizer && tokenizer.state === "building") {
+      await new Promise((resolve) => setTimeout(resolve, wait));
+      wait = Math.min(wait * 2, 1000);
+      if ($("#source_id").value !== source.id) return;
+      const response = await fetch("/api/sources/" + encodeURIComponent(source.id));
+      if (!response.ok) return;
+      const current = await response.json();
+      sources.set(source.id, current);
+      tokenizer = current.tokenizer;
+    }
+    if ($("#source_id").value === source.id) uploadStatus(100, loaded + tokenizerMessage(tokenizer));
+  }
+
   /** Why an upload was refused, in words. */
   function refusal(answer, fileSize) {
     const error = (answer.json && answer.json.error) || {};
@@ -154,8 +181,10 @@
         return;
       }
       const skipped = leftOut.length ? `; left out ${leftOut.join(", ")} (not tokenizer files)` : "";
-      uploadStatus(100, loadedMessage(answer.json, fileName, fileSize) + skipped);
+      const loaded = loadedMessage(answer.json, fileName, fileSize) + skipped;
+      uploadStatus(100, loaded + tokenizerMessage(answer.json.tokenizer));
       useSource(answer.json, fileName);
+      followBuild(answer.json, loaded);
     } catch (error) {
       uploadStatus(0, String(error.message || error));
     }

@@ -15,6 +15,7 @@ import pytest
 from gguf.constants import GGUFValueType as T
 
 from app.sources.gguf_model import split_info
+from tests.support.sources import built_with
 
 _CODES = {T.UINT8: "B", T.INT8: "b", T.UINT16: "H", T.INT16: "h", T.UINT32: "I"}
 _CODES |= {T.INT32: "i", T.FLOAT32: "f", T.BOOL: "?", T.UINT64: "Q", T.INT64: "q"}
@@ -125,10 +126,14 @@ def strict_json(text: str) -> Any:
 
 
 def upload(client, data: bytes) -> tuple[int, dict]:
+    """The upload's status, and the source once its tokenizer is built (or failed)."""
     response = client.post(
         "/api/sources/gguf?name=hostile.gguf", data=data, content_type="application/octet-stream"
     )
-    return response.status_code, strict_json(response.get_data(as_text=True))
+    answer = strict_json(response.get_data(as_text=True))
+    if response.status_code == 200:
+        answer = built_with(lambda path: strict_json(client.get(path).get_data(True)), answer)
+    return response.status_code, answer
 
 
 @pytest.mark.parametrize("base", [SPM, BPE, WPM], ids=["spm", "bpe", "wpm"])

@@ -31,6 +31,7 @@ from tests.support.hostile_inputs import (
 )
 from tests.support.server import start_gunicorn
 from tests.support.shared_data import VOCAB_DIR, needs_shared
+from tests.support.sources import built, built_with
 
 MiB = 1 << 20
 
@@ -40,13 +41,20 @@ def upload_hf(server, files: dict[str, str]) -> tuple[int, dict]:
     data, content_type = multipart(files)
     headers = {"Content-Type": content_type}
     status, _, body = server.send("POST", "/api/sources/hf", data, headers, timeout=120)
-    return status, json.loads(body)
+    return status, _built(server, status, json.loads(body))
 
 
 def upload_gguf(server, data: bytes) -> tuple[int, dict]:
     headers = {"Content-Type": "application/octet-stream"}
     status, _, body = server.send("POST", "/api/sources/gguf", data, headers, timeout=120)
-    return status, json.loads(body)
+    return status, _built(server, status, json.loads(body))
+
+
+def _built(server, status: int, source: dict) -> dict:
+    """An upload's answer, once its tokenizer is built (answers do not wait for it)."""
+    if status != 200:
+        return source
+    return built_with(lambda path: json.loads(server.send("GET", path, timeout=60)[2]), source)
 
 
 # --- Finding 2: a user tokenizer could crash a gunicorn worker ---------------------------
@@ -114,8 +122,9 @@ def test_an_exploding_normalizer_is_unsupported_not_run(client):
     tokenizer = word_level()
     tokenizer.normalizer = normalizers.Replace("a", "b" * 10**6)
     files = {"files": (io.BytesIO(tokenizer.to_str().encode()), "tokenizer.json")}
-    source = client.post("/api/sources/hf", data=files).json
+    source = built(client, client.post("/api/sources/hf", data=files).json)
     assert source["tokenizer"]["supported"] is False
+    assert source["tokenizer"]["state"] == "failed"
     assert "normalizer can make text" in source["tokenizer"]["reason"]
     answer = client.post("/api/tokenize", json={"source": source["id"], "text": "a" * 40})
     assert answer.status_code == 422

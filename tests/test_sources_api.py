@@ -13,6 +13,7 @@ from transformers import PreTrainedTokenizerFast
 
 from app.web.factory import create_app
 from tests.support.shared_data import VOCAB_DIR, needs_shared
+from tests.support.sources import built
 
 LLAMA_SPM = VOCAB_DIR / "ggml-vocab-llama-spm.gguf"
 
@@ -44,13 +45,20 @@ def test_gguf_prefix_grows_until_the_header_is_read(client):
     assert body["special_tokens"]["bos_token"] == "<s>"
     assert body["special_tokens"]["eos_token"] == "</s>"
     assert body["add_bos_token"] is True
+    # The answer does not wait for the tokenizer: what the header says, and `building`.
     assert body["tokenizer"] == {
+        "state": "building",
         "model": "llama",
         "pre": "default",
         "vocab_size": 32000,
-        "supported": True,
+        "supported": None,
         "reason": None,
         "limit": None,
+    }
+    assert built(client, body)["tokenizer"] == {
+        **body["tokenizer"],
+        "state": "ready",
+        "supported": True,
     }
     assert body["metadata"]["architecture"] == "llama"
     assert body["header_bytes"] <= sent[-1]
@@ -121,6 +129,34 @@ def test_tokenize_with_the_models_vocabulary(client):
     assert "".join(text[t["start"] : t["end"]] for t in tokens[1:]) == text
     plain = client.post("/api/tokenize", json={**body, "parse_special": False}).json
     assert 1 not in [t["id"] for t in plain["tokens"][1:]], "<s> must be plain text"
+
+
+@needs_shared
+def test_the_compact_answer_holds_the_tokens_of_the_default_one(tmp_path):
+    app = create_app({"TESTING": True, "DATA_DIR": str(tmp_path)})  # no source built yet
+    client = app.test_client()
+    upload = client.post(
+        "/api/sources/gguf", data=LLAMA_SPM.read_bytes(), content_type="application/octet-stream"
+    ).json
+    # Asked while the tokenizer is still building: tokenizing waits for it.
+    assert upload["tokenizer"]["state"] == "building"
+    body = {"source": upload["id"], "text": "<s>Hi \u00e9t\u00e9 \U0001f999", "add_special": True}
+    tokens = client.post("/api/tokenize", json=body).json["tokens"]
+    compact = client.post("/api/tokenize", json={**body, "format": "compact"}).json
+    assert set(compact) == {"ids", "starts", "ends", "special", "count"}
+    assert compact["count"] == len(tokens) > 4
+    rows = zip(compact["ids"], compact["starts"], compact["ends"], compact["special"], strict=True)
+    assert [list(row) for row in rows] == [
+        [t["id"], t["start"], t["end"], int(t["special"])] for t in tokens
+    ]
+    pieces = client.post("/api/tokenize", json={**body, "format": "compact", "pieces": True}).json
+    assert pieces["pieces"] == {str(t["id"]): t["piece"] for t in tokens}
+    window = {**body, "format": "compact", "offset": 2, "limit": 2}
+    paged = client.post("/api/tokenize", json=window).json
+    assert (paged["ids"], paged["next_offset"]) == (compact["ids"][2:4], 4)
+    wrong = client.post("/api/tokenize", json={**body, "format": "columns"})
+    assert (wrong.status_code, wrong.json["error"]["field"]) == (400, "format")
+    app.extensions["sandbox_pool"].close()
 
 
 def test_tokenize_errors(client):
@@ -194,7 +230,7 @@ def test_hf_files_read_as_transformers_reads_them(client, tmp_path, name):
     templates, special = transformers_view(tmp_path, files)
     assert response.json["templates"] == templates
     assert response.json["special_tokens"] == special
-    assert response.json["tokenizer"]["supported"] is True
+    assert built(client, response.json)["tokenizer"]["supported"] is True
 
 
 def test_chat_template_jinja_wins_over_the_config(client, tmp_path):

@@ -172,6 +172,23 @@ def test_add_special() -> None:
     ]
 
 
+def test_a_merge_into_a_token_not_in_the_vocabulary_is_named() -> None:
+    fields = {
+        "tokenizer.ggml.model": "gpt2",
+        "tokenizer.ggml.pre": "gpt-2",
+        "tokenizer.ggml.tokens": ["a", "b", "ab"],
+        "tokenizer.ggml.merges": ["a b", "a b", "b a"],  # repeated: the first rank is kept
+    }
+    tokenizer, support = build_tokenizer(fields)
+    assert tokenizer is None and support.reason == (
+        "merge 'b a' makes a token that is not in the vocabulary"
+    )
+    fields["tokenizer.ggml.merges"] = ["a b", "a b"]
+    tokenizer, support = build_tokenizer(fields)
+    assert tokenizer is not None and support.supported
+    assert tokenizer.encode("ab").ids == [2]
+
+
 def test_unknown_pre_tokenizer_is_reported_not_guessed() -> None:
     fields = dict(load_fields(vocab_path("gpt-2")))
     fields["tokenizer.ggml.pre"] = "made-up"

@@ -142,7 +142,7 @@ def tokens_with(store: SourceStore, source: Source | None, limit: int) -> Tokens
             return None, "No vocabulary is loaded: upload a GGUF file or a tokenizer.json."
         if source.tokenizer is None:
             return None, "This source has no vocabulary: upload a GGUF file or a tokenizer.json."
-        if not source.tokenizer.supported:
+        if source.tokenizer.supported is False:
             reason = source.tokenizer.reason
             return None, f"This vocabulary cannot be reproduced exactly: {reason}."
         try:
@@ -296,7 +296,8 @@ def build_outputs(
     `analysis_budget(source)` gives `analyze` its vocabulary and limits (default: the
     source's vocabulary and the default limits); `limits` bound what the page draws.
     """
-    source = store.get(state.source.id) if state.source else None
+    # Tokens and vocabulary checks need the tokenizer: the render waits for its build.
+    source = store.get_built(state.source.id) if state.source else None
     if source is not None:
         # llama.cpp strips the BOS/EOS text that this vocabulary adds by itself.
         state = replace(

@@ -38,6 +38,23 @@ def columns(tokens: Sequence[Token]) -> Columns:
     )
 
 
+def compact_tokens(tokens: Sequence[Token], with_pieces: bool = False) -> dict[str, Any]:
+    """The tokens as the API's compact answer: parallel arrays of ids, character spans
+    (`starts`, `ends`) and special flags (1 or 0), taken as they are from the parallel
+    lists the tokenizer gives (`columns`), with `pieces` ({id: piece}, each id once) when
+    asked. A JSON object per token cost more than tokenizing; this costs almost nothing."""
+    ids, starts, ends, specials, piece_of = columns(tokens)
+    answer: dict[str, Any] = {
+        "ids": ids,
+        "starts": starts,
+        "ends": ends,
+        "special": [1 if flag else 0 for flag in specials],
+    }
+    if with_pieces:
+        answer["pieces"] = {str(token_id): piece_of[token_id] for token_id in dict.fromkeys(ids)}
+    return answer
+
+
 def token_data(text: str, tokens: Sequence[Token]) -> dict[str, Any]:
     """What the browser needs to draw `tokens` over `text` (the part of the prompt they
     cover): joined in order, the spans are `text`. A token whose span starts before the

@@ -64,6 +64,9 @@ class HFSource:
 #: A JSON file that holds something else than an object (a list, a string, no JSON).
 _NOT_AN_OBJECT = "this file does not hold a JSON object (one that starts with '{')"
 
+#: A JSON object file that does not end as one does.
+CUT_SHORT = "this file ends before its JSON object does (is it complete?)"
+
 #: Control characters JSON writes escaped (as `json` does with ensure_ascii=False), besides
 #: `"` and backslashes; in UTF-8 none of these bytes is ever part of a longer character.
 _CONTROLS = {b"\n": b"\\n", b"\r": b"\\r", b"\t": b"\\t", b"\b": b"\\b", b"\f": b"\\f"}
@@ -283,9 +286,10 @@ def read_hf_files(files: Mapping[str, str]) -> HFSource:
         templates = _with_processor_template(templates, legacy, files)
     source.templates = templates
     if "tokenizer.json" in by_name:
-        # Parsed by the tokenizers library when the tokenizer is built (see `check_json`
-        # for a file it cannot read); reading all of it into Python here as well would
-        # cost ten times its size and double the time.
+        # Parsed by the tokenizers library when the tokenizer is built, after the answer
+        # (a file it cannot read fails the tokenizer, naming where: `check_json`); reading
+        # all of it into Python here as well would cost ten times its size and double the
+        # time.
         if not by_name["tokenizer.json"].lstrip().startswith("{"):
             raise HFFileError("tokenizer.json", _NOT_AN_OBJECT)
         source.tokenizer_json = by_name["tokenizer.json"]

@@ -19,7 +19,14 @@ from app.budget import OverLimit
 from app.pool import WorkerPool
 from app.problems import TemplateProblem
 from app.sources.limits import SourceLimits
-from app.sources.worker import Answer, NotHeld, Spooled, load_source, tokenize_texts
+from app.sources.worker import (
+    Answer,
+    NotHeld,
+    Spooled,
+    build_tokenizer,
+    load_source,
+    tokenize_texts,
+)
 
 
 class _Lane:
@@ -67,6 +74,7 @@ class SourceWorkers:
             )
             for _ in range(max(1, lanes))
         ]
+        self.lanes = len(self._lanes)
         self._lock = threading.Lock()
 
     def load(
@@ -76,6 +84,21 @@ class SourceWorkers:
         why its tokenizer is not to be built)."""
         with _spooled(data) as handed:
             return self._run(None, load_source, kind, handed, file_name, self.limits, unbuilt)
+
+    def build(self, source_id: str, stored: Callable[[], tuple[str, bytes] | None]) -> Any:
+        """Build a parsed source's tokenizer: its `TokenizerInfo` (ready or failed), or
+        `Unbuildable`, or None when `stored()` no longer has its bytes. Runs on the worker
+        that parsed it, unless that one is busy (then another parses it again)."""
+        lane = self._pick(source_id)
+        answer = self._run(lane, build_tokenizer, source_id, None, self.limits)
+        if not isinstance(answer, NotHeld):
+            return answer
+        raw = stored()
+        if raw is None:
+            return None
+        kind, data = raw
+        with _spooled(data) as handed:
+            return self._run(lane, build_tokenizer, source_id, (kind, handed), self.limits)
 
     def tokenize(
         self,

@@ -21,24 +21,36 @@ def content_id(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+#: Where a source's tokenizer is: built after the source is answered (see `store.py`).
+BUILDING, READY, FAILED = "building", "ready", "failed"
+
+
 @dataclass(frozen=True)
 class TokenizerInfo:
-    """What is known of a source's tokenizer without running it."""
+    """What is known of a source's tokenizer: from the header or files at first, then
+    from building it (`state`: `building`, then `ready` or `failed`).
+
+    `supported` is None while it is building: whether the vocabulary is reproduced
+    exactly is known once it is built.
+    """
 
     model: str
     pre: str | None
     vocab_size: int
-    supported: bool
+    supported: bool | None
     reason: str | None
     #: The ids checks need (is the end-of-turn marker an end-of-generation token?).
     bos_id: int | None = None
     eos_id: int | None = None
     #: The limit building it ran into, when that is why it is not supported.
     limit: str | None = None
+    state: str = READY
 
     def to_json(self) -> dict[str, Any]:
-        """What the API says about the tokenizer: model, pre, size, and whether it is exact."""
+        """What the API says about the tokenizer: model, pre, size, whether it is exact,
+        and whether it is built yet."""
         return {
+            "state": self.state,
             "model": self.model,
             "pre": self.pre,
             "vocab_size": self.vocab_size,
@@ -69,8 +81,9 @@ class Source:
 
     @property
     def can_tokenize(self) -> bool:
-        """Whether the source has a vocabulary reproduced exactly."""
-        return self.tokenizer is not None and self.tokenizer.supported
+        """Whether the source has a vocabulary reproduced exactly (or still building:
+        tokenizing waits for it)."""
+        return self.tokenizer is not None and self.tokenizer.supported is not False
 
     def to_json(self) -> dict[str, Any]:
         """The API's answer for a loaded source."""

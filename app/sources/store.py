@@ -10,12 +10,15 @@ those bytes when it has not built it yet.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import re
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Protocol, overload
 
@@ -24,7 +27,7 @@ from app.errors import ApiError
 from app.sources.gguf import IncompleteHeader
 from app.sources.hf import canonical_files
 from app.sources.service import SourceFailed, SourceWorkers
-from app.sources.source import Source
+from app.sources.source import BUILDING, FAILED, Source, TokenizerInfo
 from app.sources.worker import Loaded, Refused, Tokenized, TokenRun, Unbuildable
 from app.storage import Database
 from app.tokens.vocab import Token
@@ -39,6 +42,16 @@ GGUF, HF = "gguf", "hf"
 FAILURE_MEMORY_SECONDS = 600.0
 #: Failures remembered at most (the oldest are forgotten first).
 FAILURES_KEPT = 1024
+#: Tokenizer builds whose outcome is kept (the oldest are forgotten first; a forgotten
+#: one is asked of the source worker again, which holds the tokenizer or builds it).
+BUILDS_KEPT = 1024
+
+
+def _failed_to_run(future: Future) -> bool:
+    """A build that raised (its source was gone, say) is tried again on the next ask."""
+    return future.done() and future.exception() is not None
+
+
 #: Characters the summaries kept in memory may hold in all. A summary can hold most of
 #: its upload (a special token of 60 MB, hundreds of templates), so their number alone
 #: does not bound them; the newest one is kept whatever it holds.
@@ -154,18 +167,19 @@ class SourceStore:
         self._chars: dict[str, int] = {}
         self._failed: dict[str, tuple[float, TokenizerUnavailable]] = {}
         self._lock = threading.Lock()
+        #: Tokenizer builds by source id: running, or done (their outcome kept).
+        self._builds: OrderedDict[str, Future[TokenizerInfo]] = OrderedDict()
+        # A build only waits for its source worker: one thread per lane keeps them busy.
+        self._builder = ThreadPoolExecutor(
+            max_workers=max(1, workers.lanes), thread_name_prefix="tokenizer-build"
+        )
 
     def load_gguf(self, prefix: bytes, file_name: str | None = None) -> Source | IncompleteHeader:
         """Parse a GGUF prefix; raises `SourceRefused` when the bytes are not a GGUF header."""
         loaded = self._load(GGUF, prefix, file_name)
         if isinstance(loaded, IncompleteHeader):
             return loaded
-        source = loaded.source
-        if self._remembered(source.id) is None:
-            self._keep(source, GGUF, prefix[: loaded.stored_bytes])
-        else:
-            self._store_again(source, GGUF, prefix[: loaded.stored_bytes])
-        return source
+        return self._loaded(loaded.source, GGUF, prefix[: loaded.stored_bytes])
 
     def load_hf(self, files: dict[str, bytes]) -> Source:
         """Read Hugging Face files (name -> UTF-8 text); raises `SourceRefused` naming a
@@ -173,11 +187,37 @@ class SourceStore:
         canonical = canonical_files(files)
         loaded = self._load(HF, canonical, None)
         assert isinstance(loaded, Loaded)
-        if self._remembered(loaded.source.id) is None:
-            self._keep(loaded.source, HF, canonical)
-        else:
-            self._store_again(loaded.source, HF, canonical)
-        return loaded.source
+        return self._loaded(loaded.source, HF, canonical)
+
+    def _loaded(self, source: Source, kind: str, data: bytes) -> Source:
+        """A source just parsed: its tokenizer being built, stored (or its use noted),
+        remembered; answered as this process knows it (a source it knew may be built)."""
+        # The build starts first, so that storing runs beside it. Until stored, a build
+        # that needs the bytes (its worker lost the parse) takes them from here; after,
+        # from the database: kept in a closure, every upload still building would hold
+        # its copy in this process.
+        unstored = [(kind, data)]
+        build = self._start_build(
+            source, lambda: unstored[0] if unstored else self._stored(source.id)
+        )
+        try:
+            if self._remembered(source.id) is None:
+                self._keep(source, kind, data)
+            else:
+                self._store_again(source, kind, data)
+        finally:
+            unstored.clear()
+        if self._unfinished_builds() > self.workers.lanes:
+            # More builds than workers: this upload waits for its own, as the answer did
+            # before builds came after it, so uploads cannot pile up work behind their
+            # answers out of reach of admission (its slots and per-client counts).
+            with contextlib.suppress(Exception):  # its failure is the tokenizer's state
+                build.result()
+        return self._current(source)
+
+    def _unfinished_builds(self) -> int:
+        with self._lock:
+            return sum(not build.done() for build in self._builds.values())
 
     def get(self, source_id: str) -> Source | None:
         """The source with this id, rebuilt from the database if not kept in memory."""
@@ -205,7 +245,86 @@ class SourceStore:
             loaded = self.workers.load(stored.kind, stored.data, None, unbuilt=why)
         if not isinstance(loaded, Loaded) or loaded.source.id != source_id:
             return None
-        return self._remember(loaded.source)
+        source = self._remember(loaded.source)
+        self._start_build(source, lambda: self._stored(source_id))
+        return source
+
+    def get_built(self, source_id: str) -> Source | None:
+        """`get`, once the source's tokenizer is built (for work that needs it)."""
+        source = self.get(source_id)
+        return None if source is None else self.settled(source)
+
+    def settled(self, source: Source, timeout: float | None = None) -> Source:
+        """The source once its tokenizer is built (ready or failed); `timeout` seconds at
+        most (then as it is, still building)."""
+        info = source.tokenizer
+        if info is None or info.state != BUILDING:
+            return source
+        future = self._start_build(source, lambda: self._stored(source.id))
+        try:
+            built = future.result(timeout)
+        except FutureTimeout:
+            return self._current(source)
+        return replace(source, tokenizer=built)
+
+    def _start_build(
+        self, source: Source, stored: Callable[[], tuple[str, bytes] | None]
+    ) -> Future[TokenizerInfo]:
+        """The build of a source's tokenizer: started now, unless started already (a
+        build is started once per source and process; its result is kept)."""
+        with self._lock:
+            future = self._builds.get(source.id)
+            if future is None or _failed_to_run(future):
+                info = source.tokenizer
+                if info is None or info.state != BUILDING:
+                    future = Future()
+                    future.set_result(info)
+                    return future
+                future = self._builder.submit(self._build, source, stored)
+                self._builds[source.id] = future
+            self._builds.move_to_end(source.id)
+            while len(self._builds) > BUILDS_KEPT:
+                self._builds.popitem(last=False)
+            return future
+
+    def _build(
+        self, source: Source, stored: Callable[[], tuple[str, bytes] | None]
+    ) -> TokenizerInfo:
+        """Build in a source worker, then remember the outcome in the source's summary."""
+        assert source.tokenizer is not None
+        try:
+            built = self.workers.build(source.id, stored)
+        except (OverLimit, SourceFailed) as error:
+            limit = error.limit if isinstance(error, OverLimit) else None
+            built = replace(
+                source.tokenizer, supported=False, reason=error.message, limit=limit, state=FAILED
+            )
+        if built is None:
+            raise TokenizerUnavailable("The source is no longer stored.")
+        if isinstance(built, Unbuildable):
+            built = replace(source.tokenizer, supported=False, reason=built.reason, state=FAILED)
+        with self._lock:
+            known = self._memory.get(source.id)
+            if known is not None:
+                self._memory[source.id] = replace(known, tokenizer=built)
+        return built
+
+    def _current(self, source: Source) -> Source:
+        """The source as this process knows it now (its tokenizer may have been built)."""
+        with self._lock:
+            known = self._with_build(self._memory.get(source.id) or source)
+        return replace(known, file_name=source.file_name)
+
+    def _with_build(self, source: Source) -> Source:
+        """`source` with the outcome of its build, when it is done (it may have ended
+        before the source was remembered). Called holding the lock."""
+        info = source.tokenizer
+        build = self._builds.get(source.id)
+        if info is None or info.state != BUILDING or build is None or not build.done():
+            return source
+        if build.exception() is not None:
+            return source
+        return replace(source, tokenizer=build.result())
 
     def tokenize(
         self,
@@ -222,7 +341,7 @@ class SourceStore:
         Raises `TokenizerUnavailable` (no exact vocabulary, or it failed: with the limit
         it ran into, if any). `offset`/`limit` pick a window of each text's tokens.
         """
-        self._check_usable(source)
+        self._check_usable(self.settled(source))
         flags = (add_special, parse_special)
         task = _task_key(source.id, texts, flags)
         self._check_not_failed(task)
@@ -252,6 +371,8 @@ class SourceStore:
         info = source.tokenizer
         if info is None:
             raise TokenizerUnavailable("This source has no vocabulary.")
+        if info.state == BUILDING:
+            raise TokenizerUnavailable("The tokenizer is still being built: try again.")
         if not info.supported:
             raise TokenizerUnavailable(
                 f"This vocabulary cannot be used: {info.reason}.", limit=info.limit
@@ -274,16 +395,8 @@ class SourceStore:
         return failure
 
     def _load(self, kind: str, data: bytes, file_name: str | None) -> Loaded | IncompleteHeader:
-        """Parse in a worker; when building the tokenizer hits a limit, parse again without
-        building it, so the templates still load and the tokenizer says why it is missing."""
-        try:
-            result = self.workers.load(kind, data, file_name)
-        except (OverLimit, SourceFailed) as error:
-            limit = error.limit if isinstance(error, OverLimit) else None
-            result = self.workers.load(kind, data, file_name, unbuilt=error.message)
-            if isinstance(result, Loaded) and result.source.tokenizer is not None:
-                info = replace(result.source.tokenizer, limit=limit)
-                result = Loaded(replace(result.source, tokenizer=info), result.stored_bytes)
+        """Parse in a worker (the tokenizer is built afterwards: `_start_build`)."""
+        result = self.workers.load(kind, data, file_name)
         if isinstance(result, Refused):
             raise SourceRefused(result)
         return result
@@ -319,6 +432,7 @@ class SourceStore:
         with self._lock:
             source = self._memory.get(source_id)
             if source is not None:
+                source = self._memory[source_id] = self._with_build(source)
                 self._memory.move_to_end(source_id)
         if self.on_lookup is not None:
             self.on_lookup(source is not None)

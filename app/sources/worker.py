@@ -23,9 +23,18 @@ from typing import Any
 from app.pool.guard import CpuTimeExceeded
 from app.sources.gguf import GGUFError, IncompleteHeader, read_header
 from app.sources.gguf_model import source_from_header
-from app.sources.hf import HFFileError, check_json, read_hf_files
+from app.sources.hf import CUT_SHORT, HFFileError, check_json, read_hf_files
 from app.sources.limits import SourceLimits
-from app.sources.source import Source, TokenizerInfo, content_id, source_from_gguf, source_from_hf
+from app.sources.source import (
+    BUILDING,
+    FAILED,
+    READY,
+    Source,
+    TokenizerInfo,
+    content_id,
+    source_from_gguf,
+    source_from_hf,
+)
 from app.tokens.vocab import NOT_A_TOKENIZER_JSON, VocabTokenizer, tokenize_arrays
 
 
@@ -178,7 +187,7 @@ def _built(
             raise
         except BaseException as error:  # the library's PanicException is a BaseException
             reason = f"the tokenizer cannot be built: {error}"
-            return replace(describe, supported=False, reason=reason)
+            return replace(describe, supported=False, reason=reason, state=FAILED)
         _CACHE.put(source_id, tokenizer, _resident_bytes() - before, limits)
     return replace(
         describe,
@@ -189,7 +198,46 @@ def _built(
         reason=tokenizer.support.reason,
         bos_id=tokenizer.bos_id,
         eos_id=tokenizer.eos_id,
+        state=READY if tokenizer.support.supported else FAILED,
     )
+
+
+@dataclass(frozen=True)
+class _Build:
+    """A source parsed by this worker whose tokenizer is still to be built: what the
+    header or files say of it, and how to build it (from what the parse already read)."""
+
+    describe: TokenizerInfo
+    build: Callable[[], VocabTokenizer]
+    #: A tokenizer.json's text, checked to be JSON when the library cannot read it.
+    json_text: str | None = None
+
+
+class _Pending:
+    """Builds waiting for their task, by source id: the upload's answer goes back first,
+    and the build task that follows on this worker reuses the parse (a 150k-token header
+    is not read twice). At most `KEPT`: a build asked of another worker parses again."""
+
+    KEPT = 2
+
+    def __init__(self) -> None:
+        self.builds: OrderedDict[str, _Build] = OrderedDict()
+
+    def put(self, source_id: str, build: _Build) -> None:
+        self.builds[source_id] = build
+        while len(self.builds) > self.KEPT:
+            self.builds.popitem(last=False)
+
+    def take(self, source_id: str) -> _Build | None:
+        return self.builds.pop(source_id, None)
+
+
+_PENDING = _Pending()
+
+
+def _held() -> list[str]:
+    """The ids this worker holds a tokenizer for, or has parsed for building one."""
+    return [*_CACHE.held(), *_PENDING.builds]
 
 
 #: The GGUF key of the token list.
@@ -205,6 +253,24 @@ def _name(value: str | None) -> str | None:
     return value[:MAX_NAME_CHARS] + "…"
 
 
+def _to_build(
+    source_id: str,
+    describe: TokenizerInfo,
+    build: Callable[[], VocabTokenizer],
+    unbuilt: str | None,
+    limits: SourceLimits,
+    json_text: str | None = None,
+) -> TokenizerInfo:
+    """The tokenizer as the answer describes it: held already (ready or failed), to be
+    built by `build_tokenizer` (building), or not to be built (`unbuilt`: why)."""
+    if unbuilt is not None:
+        return replace(describe, supported=False, reason=unbuilt, state=FAILED)
+    if source_id in _CACHE.entries:
+        return _built(source_id, describe, build, limits)
+    _PENDING.put(source_id, _Build(replace(describe, state=BUILDING), build, json_text))
+    return replace(describe, state=BUILDING)
+
+
 def _load_gguf(
     data: bytes, file_name: str | None, limits: SourceLimits, unbuilt: str | None
 ) -> Any:
@@ -217,12 +283,12 @@ def _load_gguf(
     info = None
     model, pre = _name(parsed.tokenizer_model) or "", _name(parsed.tokenizer_pre)
     if parsed.vocab_size:
-        info = TokenizerInfo(model, pre, parsed.vocab_size, False, unbuilt)
-        if unbuilt is None:
-            info = _built(source_id, info, lambda: VocabTokenizer.from_gguf_fields(fields), limits)
+        described = TokenizerInfo(model, pre, parsed.vocab_size, None, None)
+        build = lambda: VocabTokenizer.from_gguf_fields(fields)  # noqa: E731
+        info = _to_build(source_id, described, build, unbuilt, limits)
     elif TOKENS_KEY in fields:
         reason = f"{TOKENS_KEY} is not a list of token texts"
-        info = TokenizerInfo(model, pre, 0, False, reason)
+        info = TokenizerInfo(model, pre, 0, False, reason, state=FAILED)
     source = source_from_gguf(
         source_id, parsed, info, header.kv_bytes, file_name, limits.template_bytes
     )
@@ -230,19 +296,24 @@ def _load_gguf(
 
 
 def _load_hf(data: bytes, limits: SourceLimits, unbuilt: str | None) -> Any:
-    files = json.loads(data.decode("utf-8"))
+    files = json.loads(data)  # bytes: one decoded copy fewer than decoding first
     parsed = read_hf_files(files)
     source_id = content_id(data)
     info = None
     if parsed.tokenizer_json is not None:
-        info = TokenizerInfo("", None, 0, False, unbuilt)
-        if unbuilt is None:
-            text, config = parsed.tokenizer_json, parsed.tokenizer_config
-            info = _built(
-                source_id, info, lambda: VocabTokenizer.from_tokenizer_json(text, config), limits
-            )
-            if not info.supported and (info.reason or "").startswith(NOT_A_TOKENIZER_JSON):
-                check_json("tokenizer.json", text)  # a file that is not even JSON is refused
+        text, config = parsed.tokenizer_json, parsed.tokenizer_config
+        if unbuilt is None and not text.rstrip().endswith("}"):
+            # Cheap to see before answering, unlike the JSON inside (read when it is
+            # built): a file cut short, as a failed download is, is refused at once.
+            raise HFFileError("tokenizer.json", CUT_SHORT)
+        info = _to_build(
+            source_id,
+            TokenizerInfo("", None, 0, None, None),
+            lambda: VocabTokenizer.from_tokenizer_json(text, config),
+            unbuilt,
+            limits,
+            json_text=text,
+        )
     return Loaded(source_from_hf(source_id, parsed, info, limits.template_bytes), len(data))
 
 
@@ -253,11 +324,13 @@ def load_source(
     limits: SourceLimits,
     unbuilt: str | None = None,
 ) -> Answer:
-    """Parse a source and build its tokenizer: `Loaded`, `IncompleteHeader` or `Refused`.
+    """Parse a source: `Loaded`, `IncompleteHeader` or `Refused`. Its tokenizer is not
+    built here but by `build_tokenizer`, the task that follows (the answer goes back at
+    the speed of parsing): the source describes it as `building`.
 
     `data` is a GGUF prefix, or the Hugging Face files as the JSON object the store keeps.
-    With `unbuilt` (why), the tokenizer is not built but described as unsupported: the
-    caller's second try after building it ran into a limit.
+    With `unbuilt` (why), the tokenizer is described as failed and never built: building
+    it ran into a limit before.
     """
     data = _bytes(data)
     try:
@@ -269,18 +342,67 @@ def load_source(
         value = Refused("GGUFError", error.message, offset=error.offset, limit=error.limit)
     except HFFileError as error:
         value = Refused("HFFileError", str(error), file=error.file)
-    return Answer(value, _CACHE.held())
+    return Answer(value, _held())
+
+
+def _build_pending(source_id: str, limits: SourceLimits) -> TokenizerInfo | None:
+    """Build the tokenizer of a source this worker parsed (None: it parsed none such)."""
+    pending = _PENDING.take(source_id)
+    if pending is None:
+        return None
+    info = _built(source_id, pending.describe, pending.build, limits)
+    if pending.json_text is not None and (info.reason or "").startswith(NOT_A_TOKENIZER_JSON):
+        try:
+            check_json("tokenizer.json", pending.json_text)
+        except HFFileError as error:  # not even JSON: say where, as the JSON reader does
+            info = replace(info, reason=str(error))
+    return info
+
+
+def _info_of(
+    source_id: str, stored: tuple[str, bytes | Spooled] | None, limits: SourceLimits
+) -> TokenizerInfo | NotHeld | Unbuildable:
+    """The built tokenizer's description: held, parsed here, or parsed from `stored`."""
+    if source_id not in _CACHE.entries and source_id not in _PENDING.builds:
+        if stored is None:
+            return NotHeld()
+        loaded = load_source(*stored[:2], None, limits).value
+        if not isinstance(loaded, Loaded) or loaded.source.id != source_id:
+            return Unbuildable("the stored bytes are not this source")
+        if loaded.source.tokenizer is None:
+            return Unbuildable("it has no vocabulary")
+        if source_id not in _PENDING.builds:  # held now, or failed without building
+            return loaded.source.tokenizer
+    info = _build_pending(source_id, limits)
+    return info if info is not None else _described(source_id)
+
+
+def _described(source_id: str) -> TokenizerInfo:
+    """A held tokenizer's description (a source built before: nothing from its header)."""
+    tokenizer = _CACHE.get(source_id)
+    assert tokenizer is not None
+    blank = TokenizerInfo(tokenizer.model, tokenizer.pre, tokenizer.vocab_size, None, None)
+    return _built(source_id, blank, lambda: tokenizer, SourceLimits())
+
+
+def build_tokenizer(
+    source_id: str, stored: tuple[str, bytes | Spooled] | None, limits: SourceLimits
+) -> Answer:
+    """Build a source's tokenizer and describe it (`ready` or `failed`, with the reason):
+    from the parse this worker made for its answer, else from `stored` (kind, bytes);
+    `NotHeld` when this worker has neither."""
+    return Answer(_info_of(source_id, stored, limits), _held())
 
 
 def _rebuild(source_id: str, kind: str, data: bytes | Spooled, limits: SourceLimits) -> Any:
     """The tokenizer of a stored source this worker has not built yet, or `Unbuildable`."""
-    loaded = load_source(kind, data, None, limits).value
-    if not isinstance(loaded, Loaded) or loaded.source.id != source_id:
-        return Unbuildable("the stored bytes are not this source")
-    info = loaded.source.tokenizer
+    info = _info_of(source_id, (kind, data), limits)
+    if isinstance(info, Unbuildable):
+        return info
     tokenizer = _CACHE.get(source_id)
-    if tokenizer is None or info is None or not info.supported:
-        return Unbuildable(info.reason if info and info.reason else "it has no vocabulary")
+    if tokenizer is None or not isinstance(info, TokenizerInfo) or not info.supported:
+        reason = info.reason if isinstance(info, TokenizerInfo) else None
+        return Unbuildable(reason or "it has no vocabulary")
     return tokenizer
 
 
@@ -288,6 +410,9 @@ def _run(
     tokenizer: VocabTokenizer, text: str, add_special: bool, parse_special: bool, window: slice
 ) -> TokenRun:
     tokens = tokenize_arrays(tokenizer, text, add_special=add_special, parse_special=parse_special)
+    total = len(tokens.ids)
+    if window.start == 0 and window.stop >= total:  # all of them: no copies
+        return TokenRun(tokens.ids, tokens.starts, tokens.ends, tokens.special, total)
     return TokenRun(
         ids=tokens.ids[window],
         starts=tokens.starts[window],
@@ -314,9 +439,9 @@ def tokenize_texts(
     if tokenizer is None and stored is not None:
         tokenizer = _rebuild(source_id, *stored, limits)
     if tokenizer is None:
-        return Answer(NotHeld(), _CACHE.held())
+        return Answer(NotHeld(), _held())
     if isinstance(tokenizer, Unbuildable):
-        return Answer(tokenizer, _CACHE.held())
+        return Answer(tokenizer, _held())
     add_special, parse_special = flags
     offset, limit = window
     try:
@@ -329,4 +454,4 @@ def tokenize_texts(
         _CACHE.drop(source_id)
         raise
     pieces = {i: tokenizer.piece(i) for run in runs for i in set(run.ids)}
-    return Answer(Tokenized(runs, pieces), _CACHE.held())
+    return Answer(Tokenized(runs, pieces), _held())

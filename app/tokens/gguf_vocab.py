@@ -101,6 +101,8 @@ class GgufVocab:
     strip_accents: bool
     #: Ids matched in the text before the model runs, longest text first (llama.cpp's order).
     special_ids: list[int]
+    #: Token text -> id (texts are unique): made once, as every step needs it.
+    ids: dict[str, int]
 
 
 #: The largest real vocabularies have about 260k tokens; a hostile header could claim
@@ -121,10 +123,13 @@ def read_vocab(fields: Mapping[str, Any]) -> GgufVocab:
     if kind is None:
         raise UnsupportedVocab(f"unknown tokenizer model {keys.quoted(model)}")
     tokens = _read_tokens(fields)
+    ids_of = _index(tokens)
     n = len(tokens)
     scores = keys.scores(fields, n)
     types = keys.per_token(fields, "token_type", int, "integer", n)
-    attrs = [int(_TYPE_ATTR.get(t, 0)) for t in types] if types else [int(Attr.NORMAL)] * n
+    # Plain ints: an `IntFlag` operation per token costs a microsecond, 0.3 s a vocabulary.
+    type_attrs = {kind: int(attr) for kind, attr in _TYPE_ATTR.items()}
+    attrs = [type_attrs.get(t, 0) for t in types] if types else [int(Attr.NORMAL)] * n
 
     pre = keys.get(fields, "pre", str, "a string") or ""
     pre_tok = None
@@ -162,7 +167,7 @@ def read_vocab(fields: Mapping[str, Any]) -> GgufVocab:
 
     lowercase = keys.flag(fields, "normalizer.lowercase", True)
     strip_accents = keys.flag(fields, "normalizer.strip_accents", lowercase)
-    _fix_attrs(fields, tokens, attrs, n)
+    _fix_attrs(fields, ids_of, attrs, n)
     return GgufVocab(
         model=model,
         kind=kind,
@@ -182,7 +187,8 @@ def read_vocab(fields: Mapping[str, Any]) -> GgufVocab:
         add_space_prefix=add_space_prefix,
         lowercase=lowercase,
         strip_accents=strip_accents,
-        special_ids=_special_ids(fields, tokens, attrs, pre),
+        special_ids=_special_ids(fields, tokens, ids_of, attrs, pre),
+        ids=ids_of,
     )
 
 
@@ -197,14 +203,19 @@ def _read_tokens(fields: Mapping[str, Any]) -> list[str]:
             f"{n:,} tokens, over the {MAX_VOCAB_TOKENS:,} the playground builds tokenizers for"
         )
     tokens = [text or f"[EMPTY_{i}]" for i, text in enumerate(tokens)]
-    if len(set(tokens)) != n:
-        raise UnsupportedVocab("duplicate token texts (llama.cpp refuses such a vocabulary)")
     return tokens
 
 
-def _fix_attrs(fields: Mapping[str, Any], tokens: list[str], attrs: list[int], n: int) -> None:
+def _index(tokens: list[str]) -> dict[str, int]:
+    """Token text -> id; raises for a text given twice, which llama.cpp refuses."""
+    ids = {text: i for i, text in enumerate(tokens)}
+    if len(ids) != len(tokens):
+        raise UnsupportedVocab("duplicate token texts (llama.cpp refuses such a vocabulary)")
+    return ids
+
+
+def _fix_attrs(fields: Mapping[str, Any], index: dict[str, int], attrs: list[int], n: int) -> None:
     """Apply llama.cpp's attribute fix-ups that depend on token texts, in its order."""
-    index = {t: i for i, t in enumerate(tokens)}
     for name, texts in _FIM_TEXTS.items():
         if keys.token_id(fields, name, n) is not None:
             continue
@@ -231,15 +242,15 @@ def _fix_attrs(fields: Mapping[str, Any], tokens: list[str], attrs: list[int], n
 
 
 def _special_ids(
-    fields: Mapping[str, Any], tokens: list[str], attrs: list[int], pre: str
+    fields: Mapping[str, Any], tokens: list[str], index: dict[str, int], attrs: list[int], pre: str
 ) -> list[int]:
     """llama.cpp's special-token cache: longest first, plus per-model strip flags."""
-    special = [i for i, a in enumerate(attrs) if a & SPECIAL_ATTRS]
+    special_attrs = int(SPECIAL_ATTRS)
+    special = [i for i, a in enumerate(attrs) if a & special_attrs]
     # llama.cpp sorts by byte length with an unstable sort; ties keep id order here.
     special.sort(key=lambda i: -len(tokens[i].encode("utf-8")))
     name = _text(fields, "general.name").lower()
     arch = _text(fields, "general.architecture")
-    index = {t: i for i, t in enumerate(tokens)}
 
     def set_flag(text: str, flag: Attr, on: bool) -> None:
         if text in index:

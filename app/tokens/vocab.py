@@ -13,6 +13,7 @@ import re
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Any
 
 from tokenizers import Encoding, Tokenizer
@@ -62,7 +63,10 @@ class VocabTokenizer:
         self.add_sep = False
         #: Ids that are matched as whole special tokens (control, unknown, user-defined).
         self.special_ids: frozenset[int] = frozenset()
-        self._token_bytes: list[bytes] = []
+        self._token_bytes: list[bytes | None] = []
+        self._kind = ""  # GGUF: its vocabulary type (spm, bpe, wpm)
+        self._texts: list[str] = []
+        self._attrs: list[int] = []
         self._pieces: list[str | None] = []
         # tokenizer.json: bytes and pieces by id, worked out on first use.
         self._sparse_bytes: dict[int, bytes] = {}
@@ -96,10 +100,10 @@ class VocabTokenizer:
             self.add_sep = False  # llama.cpp's BPE path adds only BOS/EOS
         self._phantom_space = vocab.kind == "spm" and vocab.add_space_prefix
         self.special_ids = frozenset(vocab.special_ids)
-        self._token_bytes = [
-            gguf_token_bytes(vocab.kind, t, a)
-            for t, a in zip(vocab.tokens, vocab.attrs, strict=True)
-        ]
+        # Each token's bytes are worked out when first used: all of them up front took
+        # more than the rest of the build (150k tokens, byte-level decoding each).
+        self._kind, self._texts, self._attrs = vocab.kind, vocab.tokens, vocab.attrs
+        self._token_bytes = [None] * self.vocab_size
         self._pieces = [None] * self.vocab_size
         attrs = [vocab.attrs[i] for i in vocab.special_ids]
         self._matcher = SpecialMatcher(
@@ -158,7 +162,13 @@ class VocabTokenizer:
     def token_bytes(self, token_id: int) -> bytes:
         """The bytes a token stands for (llama.cpp's `token_to_piece` with special=True)."""
         if self.source == "gguf":
-            return self._token_bytes[token_id]
+            found_gguf = self._token_bytes[token_id]
+            if found_gguf is None:
+                found_gguf = gguf_token_bytes(
+                    self._kind, self._texts[token_id], self._attrs[token_id]
+                )
+                self._token_bytes[token_id] = found_gguf
+            return found_gguf
         # A tokenizer.json may number its tokens sparsely (ids far above its size), so its
         # tokens' bytes are worked out on first use, by id, not listed up front.
         found = self._sparse_bytes.get(token_id)
@@ -178,7 +188,7 @@ class VocabTokenizer:
             return found
         piece = self._pieces[token_id]
         if piece is None:
-            piece = self._pieces[token_id] = bytes_to_piece(self._token_bytes[token_id])
+            piece = self._pieces[token_id] = bytes_to_piece(self.token_bytes(token_id))
         return piece
 
     def _encode(self, texts: list[str]) -> list[Encoding]:
@@ -206,7 +216,7 @@ class VocabTokenizer:
             if (
                 self._phantom_space
                 and len(out.ids) > first
-                and self._token_bytes[out.ids[first]] == b" "
+                and self.token_bytes(out.ids[first]) == b" "
             ):
                 # A lone leading "▁" is the space llama.cpp put in front: it covers no text.
                 out.starts[first] = out.ends[first] = start
@@ -257,10 +267,14 @@ class TokenArrays:
         """An encoding's tokens (not special), their offsets moved by `shift`."""
         if not ids:
             return
-        starts, ends = zip(*offsets, strict=True)
+        # Flattened then sliced: `zip(*offsets)` took longer than the encode it follows.
+        flat = list(chain.from_iterable(offsets))
+        starts, ends = flat[0::2], flat[1::2]
+        if shift:
+            starts, ends = [s + shift for s in starts], [e + shift for e in ends]
         self.ids += ids
-        self.starts += map(shift.__add__, starts) if shift else starts
-        self.ends += map(shift.__add__, ends) if shift else ends
+        self.starts += starts
+        self.ends += ends
         self.special += [False] * len(ids)
 
     def tokens(self, piece: Callable[[int], str], window: slice = slice(None)) -> list[Token]:
@@ -324,13 +338,23 @@ def tokenize(
     return arrays.tokens(tok.piece)
 
 
+def _has_surrogates(text: str) -> bool:
+    """Whether `text` holds a lone surrogate (UTF-8 encoding is ten times faster to ask
+    than a regex search of a long prompt)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATE.search(text) is not None
+    return False
+
+
 def tokenize_arrays(
     tok: VocabTokenizer, text: str, *, add_special: bool = False, parse_special: bool = True
 ) -> TokenArrays:
     """`tokenize`, as parallel lists."""
     if not tok.support.supported or tok.tokenizer is None:
         raise ValueError(f"unsupported vocabulary: {tok.support.reason}")
-    if _SURROGATE.search(text):
+    if _has_surrogates(text):
         # Lone surrogates cannot become UTF-8, for llama.cpp or for `tokenizers`; one U+FFFD
         # each keeps every offset where it was.
         text = _SURROGATE.sub("\ufffd", text)

@@ -35,7 +35,7 @@ def _source(body: dict) -> Source | None:
         return None
     if type(source_id) is not str:
         raise RequestError("source", "'source' must be the id of a loaded source.")
-    source = source_store().get(source_id)
+    source = source_store().get_built(source_id)
     if source is None:
         raise RequestError("source", f"No loaded source has the id {source_id!r}.")
     return source

@@ -8,6 +8,7 @@ from flask import Blueprint, current_app, request
 
 from app.budget import OverLimit
 from app.config import max_upload_bytes
+from app.display.token_data import compact_tokens
 from app.errors import NotFound, RequestError
 from app.sources.gguf import IncompleteHeader
 from app.sources.hf import is_utf8
@@ -90,22 +91,31 @@ def tokenize_text() -> tuple[dict, int]:
     if type(text) is not str:
         raise RequestError("text", "'text' must be a string.")
     flags = {name: body.get(name, default) for name, default in _FLAGS.items()}
-    for name, value in flags.items():
+    for name, value in [*flags.items(), ("pieces", body.get("pieces", False))]:
         if type(value) is not bool:
             raise RequestError(name, f"'{name}' must be a boolean.")
+    answer_format = body.get("format", "tokens")
+    if answer_format not in _FORMATS:
+        raise RequestError("format", '\'format\' must be "tokens" (the default) or "compact".')
     offset, limit = _window(body)
     source = source_store().get(source_id)
     if source is None:
         raise NotFound(f"No source with id {source_id!r}.")
     # TokenizerUnavailable: 422.
     [tokens] = source_store().tokenize(source, [text], offset=offset, limit=limit, **flags)
-    answer = {"tokens": [_token_json(t) for t in tokens.tokens], "count": tokens.total}
+    if answer_format == "compact":
+        answer = compact_tokens(tokens.tokens, with_pieces=body.get("pieces", False))
+        answer["count"] = tokens.total
+    else:
+        answer = {"tokens": [_token_json(t) for t in tokens.tokens], "count": tokens.total}
     if offset + len(tokens.tokens) < tokens.total:
         answer["next_offset"] = offset + len(tokens.tokens)
     return answer, 200
 
 
 _FLAGS = {"add_special": False, "parse_special": True}
+#: `format`: a JSON object per token (the default), or parallel arrays (`compact_tokens`).
+_FORMATS = ("tokens", "compact")
 
 
 def tokens_per_answer() -> int:

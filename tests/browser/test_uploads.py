@@ -11,6 +11,7 @@ from playwright.sync_api import JSHandle, Page, expect
 
 from tests.browser.conftest import PageErrors
 from tests.browser.test_source_panel import gemma_gguf
+from tests.support.page_data import synthetic_vocab
 
 pytestmark = pytest.mark.browser
 
@@ -106,3 +107,22 @@ def test_errors_say_what_is_wrong_with_the_file(
     expect(message).to_contain_text(
         "Could not read cut.gguf: the file ends after 40 bytes, inside its header"
     )
+
+
+def test_the_template_comes_first_and_the_tokens_when_built(page: Page, tmp_path: Path) -> None:
+    # A vocabulary of 60k tokens takes a moment to build; the upload does not wait for it.
+    vocab = synthetic_vocab(tmp_path / "vocab.gguf", 60_000)
+    record_upload_messages(page)
+    with page.expect_response("**/api/sources/gguf?*", timeout=30_000) as answer:
+        page.set_input_files("#gguf-file", str(vocab))
+    assert answer.value.json()["tokenizer"]["state"] == "building"
+    expect(page.locator("#upload-message")).to_contain_text("tokenizer ready", timeout=30_000)
+    # No other upload: the page shows the tokens once they can be counted.
+    expect(page.locator("#token-count")).to_have_count(1, timeout=30_000)
+    page.click(".tab[data-view=tokens]")
+    expect(page.locator("#tokens .tok").first).to_be_visible()
+    messages = page.evaluate("window.uploadMessages")
+    building = [i for i, m in enumerate(messages) if m.endswith("; building its tokenizer…")]
+    assert all(messages[i].startswith("Loaded vocab.gguf") for i in building), messages
+    ready = [i for i, m in enumerate(messages) if m.endswith("tokenizer ready")]
+    assert building and ready and max(building) < min(ready), messages
