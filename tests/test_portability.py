@@ -137,3 +137,19 @@ def test_a_difference_names_the_template_line_that_wrote_it(client):
     page = client.post("/fragments/output", data=data).get_data(as_text=True)
     finding = page.split('data-engine="llama.cpp"', 1)[1].split("</tr>", 1)[0]
     assert 'class="line-link" data-line="2"' in finding
+
+
+#: Writes each tool call's arguments as JSON, as tool-calling templates do.
+CALLS = (
+    "{% for m in messages %}{{ m.role }}: {{ m.content }}"
+    "{% for call in m.tool_calls or [] %} {{ call.function.arguments | tojson }}{% endfor %}\n"
+    "{% endfor %}"
+)
+
+
+def test_servers_get_tool_call_arguments_as_json_text_as_openai_clients_send_them(client):
+    # vLLM refuses arguments given as objects; its clients send JSON text, which it parses
+    # back into the objects transformers renders: the tool example is then identical.
+    report = analyze(client, CALLS, [{"role": "user", "content": "Hi"}])
+    tools = {c["conversation"]: c["outcome"] for c in row(report, "vllm")["cases"]}
+    assert tools["parallel-tools"] == "identical"

@@ -68,6 +68,9 @@ class Engine(ABC):
     version: ClassVar[str]
     #: One sentence on what it reproduces.
     description: ClassVar[str]
+    #: Whether it is a server behind an OpenAI-compatible chat API, whose clients send
+    #: tool-call arguments as JSON text (a library takes them as objects).
+    openai_server: ClassVar[bool] = False
 
     def info(self) -> dict[str, str]:
         """Its entry in `GET /api/engines`."""

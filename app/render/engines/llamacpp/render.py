@@ -77,6 +77,7 @@ class LlamaCppRendered:
 class LlamaCppEngine(Engine):
     """llama-server's `/apply-template`: its rewrites, variables and Jinja engine."""
 
+    openai_server = True
     id = "llama.cpp"
     name = "llama.cpp (llama-server)"
     #: The llama-server build whose recorded renders the tests compare against.

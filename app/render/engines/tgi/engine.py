@@ -25,6 +25,7 @@ TGI_FIELDS = ("tool_choice", "tool_prompt")
 class TgiEngine(Engine):
     """text-generation-inference's chat route: its router, then MiniJinja."""
 
+    openai_server = True
     id = "tgi"
     name = "TGI (text-generation-inference)"
     #: TGI's release whose router this follows; it ships MiniJinja 2.8.0.

@@ -42,6 +42,7 @@ class ServerEngine(Engine):
     transformers."""
 
     contract: ClassVar[Contract]
+    openai_server = True
 
     def render(self, request: RenderRequest, limits: RenderLimits) -> Rendered:
         """Normalise as the server does, then render as transformers does."""
