@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.support.page_data import long_conversation, synthetic_vocab
+from tests.browser.conftest import load_vocab
+from tests.support.page_data import long_conversation
 
 pytestmark = pytest.mark.browser
 
@@ -51,17 +52,6 @@ def test_whitespace_markers_stay_after_an_edit(page: Page) -> None:
     toggle.check()
     assert markers_shown(page)
     expect(page.locator("#output")).to_have_class(re.compile(r"\bview-prompt\b"))
-
-
-@pytest.fixture(scope="module")
-def small_vocab(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A synthetic SentencePiece vocabulary, small enough to build in a moment."""
-    return synthetic_vocab(tmp_path_factory.mktemp("vocab") / "synthetic.gguf", 4000)
-
-
-def load_vocab(page: Page, vocab: Path) -> None:
-    page.set_input_files("#gguf-file", str(vocab))
-    expect(page.locator("#token-count")).to_have_count(1, timeout=30_000)
 
 
 def paste_messages(page: Page, messages: list[dict]) -> None:
