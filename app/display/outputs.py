@@ -104,7 +104,8 @@ class Outputs:
 
     main: Rendering
     source: Source | None
-    #: The Tokens view as compact data (`app.display.token_data`), or None without tokens.
+    #: The Tokens view as compact data (`app.display.token_data`), or None without tokens
+    #: or while another view is open (`main.tokens` still says how many there are).
     token_data: dict[str, Any] | None
     tokens_note: str | None
     comparison: Comparison | None
@@ -311,12 +312,16 @@ def build_outputs(
         tokens, note = tokens_of(main.prompt)
         if tokens is not None:
             main.tokens, main.token_total = tokens.tokens, tokens.total
+        # The Tokens view's data only while it is open: 50k tokens are about 0.5 MB of
+        # the answer to parse on every edit in the other views (and 80 ms to build). The
+        # page asks for them when that tab is opened.
+        if tokens is not None and state.view == "tokens":
             # Only the text the drawn tokens cover: the rest is not "untokenized".
             covered = max(tokens.tokens.ends, default=0)
             whole = tokens.total == len(tokens.tokens)
             data = token_data(main.prompt if whole else main.prompt[:covered], tokens.tokens)
             ids = ids_json(tokens.tokens)
-            if state.view == "tokens" and whole:
+            if whole:
                 per_message = message_tokens(pool, request, main.prompt, tokens.tokens)
     model = gguf_file(state)
     analysis, analysis_problem = None, None
