@@ -119,7 +119,13 @@ class Outputs:
     model: str | None = None
     #: The token ids as a JSON array, and the tokens of each message (Tokens view only).
     token_ids: str = "[]"
+    #: Whether the prompt was left untokenized, no view on screen showing its tokens.
+    tokens_later: bool = False
     message_tokens: list[dict[str, Any]] | None = None
+
+
+#: The views that show the main prompt's tokens (the Diff compares them, by tokens).
+TOKEN_VIEWS = frozenset({"tokens", "diff"})
 
 
 def _render(pool: SandboxPool, request: RenderRequest) -> tuple[Rendered | None, Problem | None]:
@@ -307,8 +313,12 @@ def build_outputs(
     request = state.render_request()
     main = rendering(pool, request, source, limits)
     tokens_of = tokens_with(store, source, limits.tokens)
-    data, note, ids, per_message = None, None, "[]", None
-    if main.prompt is not None:
+    data, note, ids, per_message, later = None, None, "[]", None, False
+    if main.prompt is not None and state.view not in TOKEN_VIEWS and source and source.can_tokenize:
+        # No view on screen shows them: tokenizing 50k tokens was most of each edit's
+        # time in the Prompt view. Opening the Tokens view asks for them.
+        later = True
+    elif main.prompt is not None:
         tokens, note = tokens_of(main.prompt)
         if tokens is not None:
             main.tokens, main.token_total = tokens.tokens, tokens.total
@@ -344,6 +354,7 @@ def build_outputs(
         source=source,
         token_data=data,
         tokens_note=note,
+        tokens_later=later,
         token_ids=ids,
         message_tokens=per_message,
         comparison=compare(pool, state, main, source, tokens_of, limits),

@@ -126,9 +126,11 @@ def small_vocab(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def load_vocab(page: Page, vocab: Path) -> None:
-    """Upload `vocab` as a user does, and wait for the tokens it gives."""
+    """Upload `vocab` as a user does, and wait for the output rendered with it (the
+    tokens themselves, only where the Tokens or Diff view is open)."""
     page.set_input_files("#gguf-file", str(vocab))
-    sync_api.expect(page.locator("#token-count")).to_have_count(1, timeout=30_000)
+    rendered = page.locator("#token-count, #tokens-later")
+    sync_api.expect(rendered).to_have_count(1, timeout=30_000)
 
 
 def compare_with(page: Page, template: str) -> None:
