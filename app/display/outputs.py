@@ -119,9 +119,28 @@ class Outputs:
     model: str | None = None
     #: The token ids as a JSON array, and the tokens of each message (Tokens view only).
     token_ids: str = "[]"
+    #: `token_ids` cut in pieces the browser lays out only near the screen (`id_blocks`).
+    token_id_blocks: list[str] = field(default_factory=list)
     #: Whether the prompt was left untokenized, no view on screen showing its tokens.
     tokens_later: bool = False
     message_tokens: list[dict[str, Any]] | None = None
+
+
+#: Characters of the token id list per block (`id_blocks`).
+ID_BLOCK_CHARS = 1500
+
+
+def id_blocks(ids: str, size: int = ID_BLOCK_CHARS) -> list[str]:
+    """The id list's text cut after a ", " every `size` characters or so: each piece is a
+    box the browser lays out only near the screen (outputs.css), so the first layout of
+    a page with 50k ids does not lay out 300 kB of text in a box a few lines high."""
+    pieces, start = [], 0
+    while start < len(ids):
+        cut = ids.find(", ", start + size)
+        end = len(ids) if cut == -1 else cut + 2
+        pieces.append(ids[start:end])
+        start = end
+    return pieces
 
 
 #: The views that show the main prompt's tokens (the Diff compares them, by tokens).
@@ -356,6 +375,7 @@ def build_outputs(
         tokens_note=note,
         tokens_later=later,
         token_ids=ids,
+        token_id_blocks=id_blocks(ids),
         message_tokens=per_message,
         comparison=compare(pool, state, main, source, tokens_of, limits),
         command=llama_server_file_command(model or GGUF_PLACEHOLDER, TEMPLATE_FILE),
