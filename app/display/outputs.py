@@ -309,6 +309,52 @@ def gguf_file(state: PlaygroundState) -> str | None:
     return source.file_name
 
 
+@dataclass
+class _TokensView:
+    """What the Tokens view gets for the main prompt (see `Outputs`)."""
+
+    data: dict[str, Any] | None = None
+    note: str | None = None
+    ids: str = "[]"
+    per_message: list[dict[str, Any]] | None = None
+    later: bool = False
+
+
+def _tokens_view(
+    pool: SandboxPool,
+    state: PlaygroundState,
+    request: RenderRequest,
+    main: Rendering,
+    source: Source | None,
+    tokens_of: TokensOf,
+) -> _TokensView:
+    """Tokenize the main prompt (setting `main.tokens`) for the views that show its
+    tokens, and build the Tokens view's data while that view is open."""
+    if main.prompt is None:
+        return _TokensView()
+    if state.view not in TOKEN_VIEWS and source is not None and source.can_tokenize:
+        # No view on screen shows them: tokenizing 50k tokens was most of each edit's
+        # time in the Prompt view. Opening the Tokens view asks for them.
+        return _TokensView(later=True)
+    tokens, note = tokens_of(main.prompt)
+    if tokens is None:
+        return _TokensView(note=note)
+    main.tokens, main.token_total = tokens.tokens, tokens.total
+    if state.view != "tokens":
+        # The data only while the Tokens view is open: 50k tokens are about 0.5 MB of
+        # the answer to parse on every edit in the other views (and 80 ms to build).
+        return _TokensView(note=note)
+    # Only the text the drawn tokens cover: the rest is not "untokenized".
+    covered = max(tokens.tokens.ends, default=0)
+    whole = tokens.total == len(tokens.tokens)
+    return _TokensView(
+        data=token_data(main.prompt if whole else main.prompt[:covered], tokens.tokens),
+        note=note,
+        ids=ids_json(tokens.tokens),
+        per_message=message_tokens(pool, request, main.prompt, tokens.tokens) if whole else None,
+    )
+
+
 def build_outputs(
     state: PlaygroundState,
     pool: SandboxPool,
@@ -332,26 +378,7 @@ def build_outputs(
     request = state.render_request()
     main = rendering(pool, request, source, limits)
     tokens_of = tokens_with(store, source, limits.tokens)
-    data, note, ids, per_message, later = None, None, "[]", None, False
-    if main.prompt is not None and state.view not in TOKEN_VIEWS and source and source.can_tokenize:
-        # No view on screen shows them: tokenizing 50k tokens was most of each edit's
-        # time in the Prompt view. Opening the Tokens view asks for them.
-        later = True
-    elif main.prompt is not None:
-        tokens, note = tokens_of(main.prompt)
-        if tokens is not None:
-            main.tokens, main.token_total = tokens.tokens, tokens.total
-        # The Tokens view's data only while it is open: 50k tokens are about 0.5 MB of
-        # the answer to parse on every edit in the other views (and 80 ms to build). The
-        # page asks for them when that tab is opened.
-        if tokens is not None and state.view == "tokens":
-            # Only the text the drawn tokens cover: the rest is not "untokenized".
-            covered = max(tokens.tokens.ends, default=0)
-            whole = tokens.total == len(tokens.tokens)
-            data = token_data(main.prompt if whole else main.prompt[:covered], tokens.tokens)
-            ids = ids_json(tokens.tokens)
-            if whole:
-                per_message = message_tokens(pool, request, main.prompt, tokens.tokens)
+    view = _tokens_view(pool, state, request, main, source, tokens_of)
     model = gguf_file(state)
     analysis, analysis_problem = None, None
     if state.view == "analysis" and main.prompt is not None:
@@ -371,12 +398,12 @@ def build_outputs(
         analysis_problem=analysis_problem,
         main=main,
         source=source,
-        token_data=data,
-        tokens_note=note,
-        tokens_later=later,
-        token_ids=ids,
-        token_id_blocks=id_blocks(ids),
-        message_tokens=per_message,
+        token_data=view.data,
+        tokens_note=view.note,
+        tokens_later=view.later,
+        token_ids=view.ids,
+        token_id_blocks=id_blocks(view.ids),
+        message_tokens=view.per_message,
         comparison=compare(pool, state, main, source, tokens_of, limits),
         command=llama_server_file_command(model or GGUF_PLACEHOLDER, TEMPLATE_FILE),
         model=model,
