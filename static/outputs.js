@@ -29,6 +29,23 @@
     observer.observe(element);
   }
 
+  //: Characters of a line that fit the width of the output column, about (for the
+  //: height a block is given before it is first laid out).
+  const LINE_CHARS = 90;
+
+  /** A block holding whole lines (it starts a line and ends one) is a box of its own,
+   * which the browser lays out and paints only near the screen (`content-visibility`):
+   * laying out all of a 150k-character prompt on each update cost more than the rest
+   * of the update. Until it is first laid out it counts as about its height in lines.
+   * Other blocks stay inline, as a cut inside a line must. */
+  function wholeLines(element, text, startsLine) {
+    if (!startsLine || !text.endsWith("\n")) return;
+    let lines = 0;
+    for (const line of text.split("\n")) lines += Math.max(1, Math.ceil(line.length / LINE_CHARS));
+    element.classList.add("lines");
+    element.style.containIntrinsicSize = `auto ${lines - 1}lh`;
+  }
+
   function onSight(entries) {
     for (const entry of entries) {
       const block = blocks.get(entry.target);
@@ -96,6 +113,7 @@
       const from = start;
       const block = span("block");
       pre.append(block);
+      wholeLines(block, text.slice(from, end), from === 0 || text[from - 1] === "\n");
       watch(block, text.slice(from, end), () => {
         const fragment = document.createDocumentFragment();
         let at = from;
@@ -175,12 +193,18 @@
     do {
       let last = first;
       while (last < count && starts[last] + data.lens[last] - starts[first] < BLOCK) last += 1;
+      // Then on to a token that ends a line, when one comes soon (see wholeLines).
+      let line = last;
+      while (line < count && starts[line] - starts[first] < 2 * BLOCK
+        && text[starts[line] + data.lens[line] - 1] !== "\n") line += 1;
+      if (line < count && starts[line] - starts[first] < 2 * BLOCK) last = line;
       last = Math.min(count, last + 1);
       const from = starts[first] - (gaps.get(first) || 0);
       const to = last === count ? end : starts[last] - (gaps.get(last) || 0);
       const [a, b] = [first, last];
       const block = span("block");
       pre.append(block);
+      wholeLines(block, text.slice(from, to), from === 0 || text[from - 1] === "\n");
       watch(block, text.slice(from, to), () => {
         const fragment = document.createDocumentFragment();
         for (let i = a; i < b; i += 1) {
@@ -190,11 +214,15 @@
         if (b === count && gaps.has(count)) fragment.append(gapSpan(starts[count], end));
         return fragment;
       });
-      const idBlock = span("block");
+      // A box of its own, as whole lines are: a line break between two blocks of a
+      // list of numbers changes nothing it says.
+      const idBlock = span("block lines");
       list.append(idBlock);
       idBlocks.push(idBlock);
       firsts.push(a);
-      watch(idBlock, ids.slice(a, b).join(", ") + (b < count ? ", " : ""), () => {
+      const idText = ids.slice(a, b).join(", ") + (b < count ? ", " : "");
+      idBlock.style.containIntrinsicSize = `auto ${Math.ceil(idText.length / LINE_CHARS)}lh`;
+      watch(idBlock, idText, () => {
         const fragment = document.createDocumentFragment();
         for (let i = a; i < b; i += 1) {
           const id = span("tid", String(ids[i]));
@@ -271,12 +299,12 @@
     if (prompt) drawPrompt(prompt);
     const pre = document.getElementById("tokens");
     const list = document.getElementById("token-ids");
-    if (pre && list) drawTokens(pre, list);
+    if (pre && list && pre.dataset.tokens) drawTokens(pre, list);
     if (copyIds) copyIds.disabled = !tokens;
   }
 
-  // Tokens per message are computed only for this view (a render per message): opening
-  // it asks for them when the output was rendered for another view.
+  // The tokens' data and the tokens per message (a render per message) come only for
+  // this view: opening it asks for them when the output was rendered for another view.
   const tokensTab = document.querySelector('.tab[data-view="tokens"]');
   if (tokensTab) {
     tokensTab.addEventListener("click", () => {

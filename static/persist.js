@@ -68,12 +68,16 @@
   let key = entryKey();
   let timer = null;
   let resetting = false;
+  let lastSaved = null; // what this entry holds already, to skip writing it again
 
   function save() {
     clearTimeout(timer);
     timer = null;
     if (resetting) return; // the reloaded page is the new entry's, and starts afresh
-    const text = JSON.stringify({ saved: Date.now(), fields: fields() });
+    const state = JSON.stringify(fields());
+    // Writing a long prompt's state takes tens of ms, after every answer: only a change.
+    if (state === lastSaved) return;
+    const text = `{"saved":${Date.now()},"fields":${state}}`;
     try {
       try {
         sessionStorage.setItem(key, text);
@@ -82,6 +86,7 @@
         sessionStorage.setItem(key, text);
       }
       prune(key, MAX_ENTRIES - 1);
+      lastSaved = state;
       note("");
     } catch (error) {
       sessionStorage.removeItem(key);
@@ -136,6 +141,7 @@
   window.addEventListener("pageshow", (event) => {
     if (!event.persisted) return;
     key = entryKey();
+    lastSaved = null;
     if (window.htmx) window.htmx.trigger(form, "playground:refresh");
   });
 
@@ -146,6 +152,7 @@
     if (!target || target === key) return;
     save();
     key = target;
+    lastSaved = null;
     const saved = load();
     if (saved) restore(saved);
     else location.reload();

@@ -1,5 +1,5 @@
 // The output views' own behaviour, beside playground.js: copy buttons on commands, the
-// last good prompt kept (dimmed, marked stale) while the template has an error, and the
+// last good output of every view kept (dimmed, marked stale) while the template has an error, and the
 // Diff layout toggle. Everything is delegated to `document`, so it survives htmx swaps.
 "use strict";
 
@@ -32,48 +32,58 @@
     setTimeout(() => { button.textContent = "Copy"; }, 1200);
   });
 
-  // --- The last good prompt, kept while the template has an error ---
+  // --- The last good output, kept in every view while the template has an error ---
   // Only answers newer than the shown one are swapped in (playground.js drops the rest),
-  // so the prompt seen last is the newest good one, whatever order answers arrive in.
-  let lastGood = null; // the nodes of the last prompt view that had a prompt
+  // so the output seen last is the newest good one, whatever order answers arrive in.
+  let kept = {}; // per view: the element holding that view's last good output
   let seen = null; // the #output element handled last
 
-  /** Ids made unique, so the stale copy is never read as the current prompt. */
+  /** Ids made unique, so the stale copy is never read as the current output. */
   function renameIds(root) {
     root.querySelectorAll("[id]").forEach((element) => {
       if (!element.id.startsWith("stale-")) element.id = "stale-" + element.id;
     });
   }
 
-  function keepLastGoodPrompt() {
+  /** Move the view's kept output into `view`, dimmed under a note saying it is stale;
+   * what the error output put there ("No prompt to tokenize", ...) is hidden. */
+  function showStale(view, from) {
+    const content = document.createElement("div");
+    content.className = "stale-content";
+    content.append(...Array.from(from.childNodes));
+    renameIds(content);
+    const note = document.createElement("p");
+    note.className = "notice stale-note";
+    // The Prompt view's note keeps the id the page had before every view kept its output.
+    note.id = view.dataset.view === "prompt" ? "stale-note" : "stale-note-" + view.dataset.view;
+    note.textContent = "The last output that rendered, before this error (stale):";
+    const stale = document.createElement("div");
+    stale.className = "stale";
+    stale.append(note, content);
+    Array.from(view.children).forEach((child) => { child.hidden = true; });
+    view.append(stale);
+    return content;
+  }
+
+  function keepLastGoodOutput() {
     const output = $("#output");
     if (!output || output === seen) return;
     seen = output;
-    const view = $("#view-prompt", output);
-    if (!view) return;
-    if ($("#prompt-raw", view)) {
-      lastGood = view; // a good prompt: remember it (its nodes move only if an error follows)
+    const views = Array.from(output.querySelectorAll(":scope > section.view[data-view]"));
+    if ($("#prompt-raw", output)) {
+      // A good output: remember its views (their nodes move only if an error follows).
+      kept = Object.fromEntries(views.map((view) => [view.dataset.view, view]));
       return;
     }
-    if (!lastGood || !$("#problem", output)) return;
-    const content = document.createElement("div");
-    content.append(...Array.from(lastGood.childNodes));
-    renameIds(content);
-    const stale = document.createElement("div");
-    stale.className = "stale";
-    const note = document.createElement("p");
-    note.className = "notice";
-    note.id = "stale-note";
-    note.textContent = "The last prompt that rendered, before this error (stale):";
-    stale.append(note, content);
-    const empty = $("#no-prompt", view);
-    if (empty) empty.hidden = true;
-    view.append(stale);
-    lastGood = content;
+    if (!$("#problem", output)) return;
+    views.forEach((view) => {
+      const from = kept[view.dataset.view];
+      if (from && from.childNodes.length) kept[view.dataset.view] = showStale(view, from);
+    });
   }
 
-  document.body.addEventListener("htmx:afterSwap", keepLastGoodPrompt);
-  keepLastGoodPrompt();
+  document.body.addEventListener("htmx:afterSwap", keepLastGoodOutput);
+  keepLastGoodOutput();
 })();
 
 // --- The Diff view: one layout at a time (unified, side by side, by tokens) ---

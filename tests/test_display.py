@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from functools import cache
 
 import pytest
@@ -9,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers
 
+from app.display.outputs import id_blocks
 from app.display.prompt import Segment, segment_prompt
 from app.display.token_data import token_data
 from app.text import template_markers
@@ -301,3 +303,12 @@ def test_token_data_rebuilds_the_text(text: str) -> None:
     data = token_data(text, tokens)
     assert len(data["lens"]) == len(tokens)
     assert data["special"] == [k for k, t in enumerate(tokens) if t.special]
+
+
+@pytest.mark.parametrize("count", [0, 1, 7, 2_000])
+def test_the_id_list_is_cut_between_ids_into_pieces_that_join_back(count: int) -> None:
+    ids = json.dumps(list(range(10_000, 10_000 + count)), separators=(", ", ":"))
+    pieces = id_blocks(ids, size=100)
+    assert "".join(pieces) == ids
+    assert all(piece.endswith(", ") for piece in pieces[:-1])
+    assert all(len(piece) <= 100 + 8 for piece in pieces[:-1])  # one id past the size at most

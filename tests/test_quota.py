@@ -304,7 +304,8 @@ def test_a_shared_source_outlives_expiry_and_the_cap_and_its_share_still_renders
     fresh = make_app(DATABASE_URL=database_url, **NO_RATE_LIMITS).test_client()
     page = fresh.get(link)
     assert page.status_code == 200
-    assert 'id="token-count"' in page.get_data(as_text=True)
+    # Its Prompt view counts no tokens (opening the Tokens view does), but knows the source.
+    assert 'id="tokens-later"' in page.get_data(as_text=True)
     tokens = fresh.post("/api/tokenize", json={"source": pinned, "text": "Hello world"})
     assert tokens.status_code == 200 and tokens.json["count"] >= 2
 

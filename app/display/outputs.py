@@ -104,7 +104,8 @@ class Outputs:
 
     main: Rendering
     source: Source | None
-    #: The Tokens view as compact data (`app.display.token_data`), or None without tokens.
+    #: The Tokens view as compact data (`app.display.token_data`), or None without tokens
+    #: or while another view is open (`main.tokens` still says how many there are).
     token_data: dict[str, Any] | None
     tokens_note: str | None
     comparison: Comparison | None
@@ -118,7 +119,32 @@ class Outputs:
     model: str | None = None
     #: The token ids as a JSON array, and the tokens of each message (Tokens view only).
     token_ids: str = "[]"
+    #: `token_ids` cut in pieces the browser lays out only near the screen (`id_blocks`).
+    token_id_blocks: list[str] = field(default_factory=list)
+    #: Whether the prompt was left untokenized, no view on screen showing its tokens.
+    tokens_later: bool = False
     message_tokens: list[dict[str, Any]] | None = None
+
+
+#: Characters of the token id list per block (`id_blocks`).
+ID_BLOCK_CHARS = 1500
+
+
+def id_blocks(ids: str, size: int = ID_BLOCK_CHARS) -> list[str]:
+    """The id list's text cut after a ", " every `size` characters or so: each piece is a
+    box the browser lays out only near the screen (outputs.css), so the first layout of
+    a page with 50k ids does not lay out 300 kB of text in a box a few lines high."""
+    pieces, start = [], 0
+    while start < len(ids):
+        cut = ids.find(", ", start + size)
+        end = len(ids) if cut == -1 else cut + 2
+        pieces.append(ids[start:end])
+        start = end
+    return pieces
+
+
+#: The views that show the main prompt's tokens (the Diff compares them, by tokens).
+TOKEN_VIEWS = frozenset({"tokens", "diff"})
 
 
 def _render(pool: SandboxPool, request: RenderRequest) -> tuple[Rendered | None, Problem | None]:
@@ -284,6 +310,52 @@ def gguf_file(state: PlaygroundState) -> str | None:
     return source.file_name
 
 
+@dataclass
+class _TokensView:
+    """What the Tokens view gets for the main prompt (see `Outputs`)."""
+
+    data: dict[str, Any] | None = None
+    note: str | None = None
+    ids: str = "[]"
+    per_message: list[dict[str, Any]] | None = None
+    later: bool = False
+
+
+def _tokens_view(
+    pool: SandboxPool,
+    state: PlaygroundState,
+    request: RenderRequest,
+    main: Rendering,
+    source: Source | None,
+    tokens_of: TokensOf,
+) -> _TokensView:
+    """Tokenize the main prompt (setting `main.tokens`) for the views that show its
+    tokens, and build the Tokens view's data while that view is open."""
+    if main.prompt is None:
+        return _TokensView()
+    if state.view not in TOKEN_VIEWS and source is not None and source.can_tokenize:
+        # No view on screen shows them: tokenizing 50k tokens was most of each edit's
+        # time in the Prompt view. Opening the Tokens view asks for them.
+        return _TokensView(later=True)
+    tokens, note = tokens_of(main.prompt)
+    if tokens is None:
+        return _TokensView(note=note)
+    main.tokens, main.token_total = tokens.tokens, tokens.total
+    if state.view != "tokens":
+        # The data only while the Tokens view is open: 50k tokens are about 0.5 MB of
+        # the answer to parse on every edit in the other views (and 80 ms to build).
+        return _TokensView(note=note)
+    # Only the text the drawn tokens cover: the rest is not "untokenized".
+    covered = max(tokens.tokens.ends, default=0)
+    whole = tokens.total == len(tokens.tokens)
+    return _TokensView(
+        data=token_data(main.prompt if whole else main.prompt[:covered], tokens.tokens),
+        note=note,
+        ids=ids_json(tokens.tokens),
+        per_message=message_tokens(pool, request, main.prompt, tokens.tokens) if whole else None,
+    )
+
+
 def build_outputs(
     state: PlaygroundState,
     pool: SandboxPool,
@@ -308,18 +380,7 @@ def build_outputs(
     request = state.render_request()
     main = rendering(pool, request, source, limits)
     tokens_of = tokens_with(store, source, limits.tokens)
-    data, note, ids, per_message = None, None, "[]", None
-    if main.prompt is not None:
-        tokens, note = tokens_of(main.prompt)
-        if tokens is not None:
-            main.tokens, main.token_total = tokens.tokens, tokens.total
-            # Only the text the drawn tokens cover: the rest is not "untokenized".
-            covered = max(tokens.tokens.ends, default=0)
-            whole = tokens.total == len(tokens.tokens)
-            data = token_data(main.prompt if whole else main.prompt[:covered], tokens.tokens)
-            ids = ids_json(tokens.tokens)
-            if state.view == "tokens" and whole:
-                per_message = message_tokens(pool, request, main.prompt, tokens.tokens)
+    view = _tokens_view(pool, state, request, main, source, tokens_of)
     model = gguf_file(state)
     analysis, analysis_problem = None, None
     if state.view == "analysis" and main.prompt is not None:
@@ -339,10 +400,12 @@ def build_outputs(
         analysis_problem=analysis_problem,
         main=main,
         source=source,
-        token_data=data,
-        tokens_note=note,
-        token_ids=ids,
-        message_tokens=per_message,
+        token_data=view.data,
+        tokens_note=view.note,
+        tokens_later=view.later,
+        token_ids=view.ids,
+        token_id_blocks=id_blocks(view.ids),
+        message_tokens=view.per_message,
         comparison=compare(pool, state, main, source, tokens_of, limits),
         command=llama_server_file_command(model or GGUF_PLACEHOLDER, TEMPLATE_FILE),
         model=model,

@@ -11,12 +11,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
 from playwright import sync_api
 
 from tests.support.chromium import CHROMIUM_ARGS, find_chromium
+from tests.support.page_data import synthetic_vocab
 from tests.support.server import Server, start_gunicorn
 
 Browser = sync_api.Browser
@@ -115,6 +117,20 @@ def page(new_page: Callable[[], Page]) -> Page:
     sync_api.expect(opened.locator(".CodeMirror")).to_be_visible()
     assert opened.evaluate("Boolean(window.playground && window.playground.editor)")
     return opened
+
+
+@pytest.fixture(scope="module")
+def small_vocab(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A synthetic SentencePiece vocabulary, small enough to build in a moment."""
+    return synthetic_vocab(tmp_path_factory.mktemp("vocab") / "synthetic.gguf", 4000)
+
+
+def load_vocab(page: Page, vocab: Path) -> None:
+    """Upload `vocab` as a user does, and wait for the output rendered with it (the
+    tokens themselves, only where the Tokens or Diff view is open)."""
+    page.set_input_files("#gguf-file", str(vocab))
+    rendered = page.locator("#token-count, #tokens-later")
+    sync_api.expect(rendered).to_have_count(1, timeout=30_000)
 
 
 def compare_with(page: Page, template: str) -> None:

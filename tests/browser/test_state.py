@@ -5,19 +5,22 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Browser, Page, expect
 
-from tests.browser.conftest import PageErrors
+from tests.browser.conftest import TIMEOUT_MS, PageErrors, chromium_path
 from tests.browser.test_page import messages_json, prompt, set_template
+from tests.support.chromium import CHROMIUM_ARGS
+from tests.support.server import Server
 
 pytestmark = pytest.mark.browser
 
 DEFAULT = "DEFAULT {% for m in messages %}[{{ m.role }}] {{ m.content }}\n{% endfor %}"
 TOOL_USE = "TOOL_USE {% for m in messages %}<{{ m.role }}> {{ m.content }}\n{% endfor %}"
+LEFT = "LEFT {% for m in messages %}{{ m.content }}|{% endfor %}"
 NAMED_TEMPLATES = [
     {"name": "default", "template": DEFAULT},
     {"name": "tool_use", "template": TOOL_USE},
@@ -129,6 +132,62 @@ def test_back_from_a_share_shows_what_was_left(
     expect(shared.locator("#prompt-raw")).to_have_value(re.compile(re.escape(contents[2])))
     expect_consistent(shared, contents)
     assert prompt(shared).count("<|im_start|>") == 4  # 3 turns and the generation prompt
+
+
+@pytest.fixture()
+def cached_page(
+    browser: Browser, browser_server: Server, page_errors: PageErrors
+) -> Iterator[Page]:
+    """The page in a Chromium that keeps pages in its back-forward cache (Playwright turns
+    the cache off by default), watched for errors like every page."""
+    chromium = browser.browser_type.launch(
+        executable_path=chromium_path(),
+        args=CHROMIUM_ARGS,
+        ignore_default_args=["--disable-back-forward-cache"],
+    )
+    page = chromium.new_page(base_url=browser_server.url)
+    page.set_default_timeout(TIMEOUT_MS)
+    page.on("pageerror", lambda error: page_errors.messages.append(f"pageerror: {error}"))
+    page.on("console", page_errors.console)
+    page.goto("/")
+    expect(page.locator("#prompt-raw")).to_have_value(re.compile("<\\|im_start\\|>"))
+    yield page
+    chromium.close()
+    unexpected = page_errors.unexpected()
+    assert not unexpected, "errors in the page:\n" + "\n".join(unexpected)
+
+
+def test_back_from_the_back_forward_cache_shows_the_state_left(
+    cached_page: Page, page_errors: PageErrors
+) -> None:
+    page = cached_page
+    page_errors.allow(r"favicon\.ico")  # the JSON page visited in between has none
+    add_message(page, "Added before leaving")
+    page.evaluate("() => { window.notReloaded = true; }")
+    # Leave in the middle of an edit: its render is not asked yet (the debounce).
+    set_template(page, LEFT)
+    page.goto("/api/engines")
+    page.go_back(wait_until="commit")  # a page from the cache fires no load event
+    # The same document, kept in the cache: not a reload that restored the saved state.
+    expect(page.locator(".CodeMirror")).to_be_visible()
+    assert page.evaluate("window.notReloaded") is True
+    contents = [
+        "You are a helpful assistant.",
+        "What is the capital of France?",
+        "Added before leaving",
+    ]
+    expect(page.locator("#prompt-raw")).to_have_value("LEFT " + "|".join(contents) + "|")
+    assert editor_text(page) == LEFT
+    expect_consistent(page, contents)
+
+    # The next keystroke edits that state, and a reload keeps it.
+    card = page.locator("#message-editor .message").nth(2).locator("textarea").first
+    card.press_sequentially("!", delay=30)
+    expect(page.locator("#prompt-raw")).to_have_value(re.compile(r"before leaving!\|$"))
+    page.wait_for_timeout(400)  # persist.js saves after a pause in typing
+    page.reload()
+    expect(page.locator("#prompt-raw")).to_have_value(re.compile(r"before leaving!\|$"))
+    assert page.evaluate("window.notReloaded") is None
 
 
 def test_reset_returns_to_the_default_state_and_back_undoes_it(page: Page) -> None:

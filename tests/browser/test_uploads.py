@@ -77,6 +77,54 @@ def test_dropping_a_model_folder_sends_only_the_tokenizer_files(page: Page) -> N
     )
 
 
+def drop_folder(page: Page, folder: Path) -> None:
+    """Drop a real folder on the page, as from a file manager: Chromium's own drag and
+    drop (DevTools `Input.dispatchDragEvent` with the folder's path) gives the page a
+    directory entry to walk, which a script-made DataTransfer cannot hold."""
+    devtools = page.context.new_cdp_session(page)
+    box = page.locator("#template-panel").bounding_box()
+    assert box is not None
+    where = {"x": box["x"] + 40, "y": box["y"] + 40}
+    data = {"items": [], "files": [str(folder)], "dragOperationsMask": 1}
+    for kind in ("dragEnter", "dragOver", "drop"):
+        devtools.send("Input.dispatchDragEvent", {"type": kind, **where, "data": data})
+    devtools.detach()
+
+
+def test_dropping_a_whole_model_folder_sends_only_its_tokenizer_files(
+    page: Page, tmp_path: Path
+) -> None:
+    folder = tmp_path / "Some-Model-7B"
+    (folder / "original").mkdir(parents=True)
+    config = {"chat_template": "FOLDER {{ messages | length }}", "eos_token": "</s>"}
+    (folder / "tokenizer_config.json").write_text(json.dumps(config))
+    (folder / "config.json").write_text("{}")
+    (folder / "model.safetensors").write_bytes(bytes(256 * 1024))
+    (folder / "original" / "params.json").write_text("{}")
+    # What the page posts, file by file (Playwright sees no body of a multipart upload).
+    page.evaluate(
+        """() => {
+            const send = XMLHttpRequest.prototype.send;
+            XMLHttpRequest.prototype.send = function (body) {
+                if (body instanceof FormData) {
+                    window.sentFiles = Array.from(body.values(), (file) => [file.name, file.size]);
+                }
+                return send.call(this, body);
+            };
+        }"""
+    )
+    with page.expect_response("**/api/sources/hf") as answer:
+        drop_folder(page, folder)
+    assert page.evaluate("window.sentFiles") == [["tokenizer_config.json", len(json.dumps(config))]]
+    # The server, which refuses files it does not know (422), took what was sent.
+    assert answer.value.status == 200
+    expect(page.locator("#prompt-raw")).to_have_value("FOLDER 2")
+    message = page.locator("#upload-message")
+    expect(message).to_contain_text("Loaded tokenizer_config.json")
+    for name in ("config.json", "model.safetensors", "params.json"):
+        expect(message).to_contain_text(name)  # named among those left out
+
+
 def test_progress_says_when_the_server_reads_the_header(page: Page, tmp_path: Path) -> None:
     record_upload_messages(page)
     page.set_input_files("#gguf-file", str(gemma_gguf(tmp_path)))

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, expect
+
+from tests.browser.conftest import compare_with, load_vocab
 
 pytestmark = pytest.mark.browser
 
@@ -43,7 +46,8 @@ def test_an_error_keeps_the_last_good_prompt_dimmed_and_marked_stale(page: Page)
     expect(stale).to_contain_text("[user] What is the capital of France?")
     assert "first" not in stale.text_content()
     expect(page.locator("#stale-note")).to_contain_text("stale")
-    assert float(stale.locator("pre").evaluate("e => getComputedStyle(e).opacity")) < 1
+    dimmed = stale.locator(".stale-content")
+    assert float(dimmed.evaluate("e => getComputedStyle(e).opacity")) < 1
     # Not the current prompt: nothing copies it or reads it as such.
     expect(page.locator("#prompt-raw")).to_have_count(0)
 
@@ -55,6 +59,53 @@ def test_an_error_keeps_the_last_good_prompt_dimmed_and_marked_stale(page: Page)
     set_template(page, GOOD.replace("]", "] fixed"))
     expect(page.locator("#prompt-raw")).to_have_value(re.compile(r"\[user\] fixed"))
     expect(page.locator("#view-prompt .stale")).to_have_count(0)
+
+
+#: For each view: how to open it with something to show, and a selector inside the view
+#: for that content (all ids in it are renamed once it is kept as stale).
+STALE_VIEWS = {
+    "tokens": "#token-count",
+    "diff": "#diff-stats",
+    "analysis": "#diagnostics",
+    "command": "#commands",
+}
+
+
+@pytest.mark.parametrize("view", list(STALE_VIEWS))
+def test_an_error_keeps_every_views_last_good_output_dimmed_and_stale(
+    page: Page, view: str, small_vocab: Path
+) -> None:
+    shown = STALE_VIEWS[view]
+    if view == "tokens":
+        load_vocab(page, small_vocab)
+    if view == "diff":
+        compare_with(page, GOOD.replace("[", "<"))
+    page.click(f"#tab-{view}")
+    set_template(page, GOOD)
+    expect(page.locator("#prompt-raw")).to_have_value(re.compile(r"^\[system\] You"))
+    content = page.locator(f"#view-{view} {shown}")
+    expect(content).to_be_visible()
+    good_text = content.inner_text()
+
+    set_template(page, GOOD.replace("%}", "", 1))
+    expect(page.locator("#problem")).to_be_visible()
+    stale = page.locator(f"#view-{view} .stale")
+    expect(stale).to_be_visible()
+    expect(stale.locator(".stale-note")).to_contain_text("stale")
+    kept = stale.locator(shown.replace("#", "#stale-"))
+    expect(kept).to_have_text(good_text, use_inner_text=True)
+    assert float(stale.locator(".stale-content").evaluate("e => getComputedStyle(e).opacity")) < 1
+    # The error's own placeholder ("No prompt to tokenize", ...) gives way to the kept output.
+    assert page.locator(f"#view-{view} > :not(.stale):visible").count() == 0
+
+    set_template(page, GOOD.replace("%}", "", 1) + "{{")  # a second error in a row
+    expect(page.locator("#problem")).to_contain_text(re.compile(r"line \d"))
+    expect(kept).to_have_text(good_text, use_inner_text=True)
+
+    set_template(page, GOOD.replace("]", "] fixed"))
+    expect(page.locator("#problem")).to_have_count(0)
+    expect(page.locator(f"#view-{view} .stale")).to_have_count(0)
+    expect(content).to_be_visible()
 
 
 def test_the_error_line_badge_moves_the_editor_to_the_line(page: Page) -> None:
