@@ -45,21 +45,19 @@ def test_gguf_prefix_grows_until_the_header_is_read(client):
     assert body["special_tokens"]["bos_token"] == "<s>"
     assert body["special_tokens"]["eos_token"] == "</s>"
     assert body["add_bos_token"] is True
-    # The answer does not wait for the tokenizer: what the header says, and `building`.
-    assert body["tokenizer"] == {
-        "state": "building",
-        "model": "llama",
-        "pre": "default",
-        "vocab_size": 32000,
-        "supported": None,
+    # The answer does not wait for the tokenizer: what the header says, and `building`
+    # (or `ready`, when an earlier test of this app already built the same source).
+    header_facts = {"model": "llama", "pre": "default", "vocab_size": 32000}
+    answered = body["tokenizer"]
+    assert (answered["state"], answered["supported"]) in (("building", None), ("ready", True))
+    assert built(client, body)["tokenizer"] == {
+        **header_facts,
+        "state": "ready",
+        "supported": True,
         "reason": None,
         "limit": None,
     }
-    assert built(client, body)["tokenizer"] == {
-        **body["tokenizer"],
-        "state": "ready",
-        "supported": True,
-    }
+    assert answered.items() >= header_facts.items()
     assert body["metadata"]["architecture"] == "llama"
     assert body["header_bytes"] <= sent[-1]
     assert len(body["id"]) == 64

@@ -185,7 +185,7 @@ def test_gguf_upload_sends_only_the_header_prefix(
     expect(page.locator("#special_tokens")).to_have_value(contains('"bos_token": "<s>"'))
     # The file's name and size, and how little of it was read.
     expect(page.locator("#upload-message")).to_have_text(
-        "Loaded big-model.gguf (42.7 MB, header 723.9 KB read); no template"
+        "Loaded big-model.gguf (42.7 MB, header 723.9 KB read); no template; tokenizer ready"
     )
 
     page.click(".tab[data-view=tokens]")
@@ -248,7 +248,7 @@ def test_gguf_upload_grows_on_409(page: Page, tmp_path: Path, page_errors: PageE
     assert sent == [FIRST_PREFIX, max(need, 2 * FIRST_PREFIX)]
     assert sent[1] < size
     expect(page.locator("#upload-message")).to_have_text(
-        "Loaded long-header.gguf (60.5 MB, header 18.5 MB read); no template"
+        "Loaded long-header.gguf (60.5 MB, header 18.5 MB read); no template; tokenizer ready"
     )
 
 
