@@ -7,6 +7,7 @@ This is the page's data flow in one place (state -> sandboxed render -> prompt -
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
@@ -27,7 +28,13 @@ from app.analysis.diff import (
     unified,
 )
 from app.display.prompt import prompt_marks
-from app.display.token_data import columns, ids_json, message_tokens, token_data
+from app.display.token_data import (
+    columns,
+    ids_json,
+    message_ends_of,
+    token_data,
+    tokens_per_message,
+)
 from app.errors import RequestError
 from app.problems import TemplateProblem
 from app.render.core import Rendered, RenderRequest
@@ -310,6 +317,11 @@ def gguf_file(state: PlaygroundState) -> str | None:
     return source.file_name
 
 
+#: Threads that wait for the message ends while the request's own thread waits for the
+#: tokens (each wait is on a worker process: no CPU is spent here).
+_MESSAGE_ENDS = ThreadPoolExecutor(max_workers=8, thread_name_prefix="message-ends")
+
+
 @dataclass
 class _TokensView:
     """What the Tokens view gets for the main prompt (see `Outputs`)."""
@@ -337,22 +349,32 @@ def _tokens_view(
         # No view on screen shows them: tokenizing 50k tokens was most of each edit's
         # time in the Prompt view. Opening the Tokens view asks for them.
         return _TokensView(later=True)
+    # Where each message's part of the prompt ends (a render per message, in a sandbox
+    # worker) is found while the source worker tokenizes: neither waits for the other.
+    wanted = state.view == "tokens"
+    ends = _MESSAGE_ENDS.submit(message_ends_of, pool, request, main.prompt) if wanted else None
     tokens, note = tokens_of(main.prompt)
     if tokens is None:
         return _TokensView(note=note)
     main.tokens, main.token_total = tokens.tokens, tokens.total
-    if state.view != "tokens":
+    if ends is None:
         # The data only while the Tokens view is open: 50k tokens are about 0.5 MB of
         # the answer to parse on every edit in the other views (and 80 ms to build).
         return _TokensView(note=note)
     # Only the text the drawn tokens cover: the rest is not "untokenized".
     covered = max(tokens.tokens.ends, default=0)
     whole = tokens.total == len(tokens.tokens)
+    data = token_data(main.prompt if whole else main.prompt[:covered], tokens.tokens)
+    part_ends = ends.result()
     return _TokensView(
-        data=token_data(main.prompt if whole else main.prompt[:covered], tokens.tokens),
+        data=data,
         note=note,
         ids=ids_json(tokens.tokens),
-        per_message=message_tokens(pool, request, main.prompt, tokens.tokens) if whole else None,
+        per_message=(
+            tokens_per_message(tokens.tokens, part_ends, request.messages, len(main.prompt))
+            if whole and part_ends is not None
+            else None
+        ),
     )
 
 

@@ -97,18 +97,17 @@ def ids_json(tokens: Sequence[Token]) -> str:
     return "[" + ", ".join(map(str, columns(tokens)[0])) + "]"
 
 
-def message_tokens(
-    pool: SandboxPool, request: RenderRequest, prompt: str, tokens: Sequence[Token]
-) -> list[dict[str, Any]] | None:
-    """Tokens of each message's part of the prompt (where parts end: `app.analysis.spans`,
-    one render per message, so asked only for the Tokens view, up to `MAX_MESSAGES`)."""
+def message_ends_of(
+    pool: SandboxPool, request: RenderRequest, prompt: str
+) -> list[int | None] | None:
+    """Where each message's part of the prompt ends (`app.analysis.spans`: one render per
+    message, so asked only for the Tokens view, up to `MAX_MESSAGES`), or None."""
     if not 0 < len(request.messages) <= MAX_MESSAGES:
         return None
     try:
-        ends = pool.run(message_ends, request, prompt)
+        return pool.run(message_ends, request, prompt)
     except TemplateProblem:
         return None
-    return tokens_per_message(tokens, ends, request.messages, len(prompt))
 
 
 def tokens_per_message(
