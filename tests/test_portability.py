@@ -16,6 +16,7 @@ import pytest
 from app.analysis.examples import EXAMPLES
 from app.analysis.portability import portability
 from app.problems import limit_exceeded
+from app.render import engines
 from app.render.core import RenderRequest
 from app.render.engines import ENGINES
 from app.text import common_prefix_length
@@ -103,11 +104,11 @@ class RefusingPool:
 def test_an_engine_whose_task_runs_out_of_its_limits_is_reported_so():
     request = RenderRequest(template=CHATML, messages=[{"role": "user", "content": "Hi"}])
     report = portability(request, RefusingPool())  # type: ignore[arg-type]
-    for r in report["engines"]:
-        if r["id"] == "transformers":
-            continue
-        assert r["outcome"] == "raises"
-        assert r["first_error"]["limit"] == "cpu_seconds"
+    first, *later = [r for r in report["engines"] if r["id"] != "transformers"]
+    assert first["outcome"] == "raises"
+    assert first["first_error"]["limit"] == "cpu_seconds"
+    # The report stops there: one allowance spent, not one per engine.
+    assert {r["outcome"] for r in later} == {"not-measured"}
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=[e["name"] for e in EXAMPLES])
@@ -153,3 +154,32 @@ def test_servers_get_tool_call_arguments_as_json_text_as_openai_clients_send_the
     report = analyze(client, CALLS, [{"role": "user", "content": "Hi"}])
     tools = {c["conversation"]: c["outcome"] for c in row(report, "vllm")["cases"]}
     assert tools["parallel-tools"] == "identical"
+
+
+#: Python's sandbox refuses so long a range at once, and MiniJinja too; @huggingface/jinja
+#: builds it, until its process runs out of memory.
+ENDLESS = "{% for i in range(10**9) %}{% endfor %}{{ messages[0].content }}"
+
+
+def test_an_engine_stops_at_its_first_case_that_runs_out_of_a_limit(client):
+    report = analyze(client, ENDLESS, [{"role": "user", "content": "Hi"}])
+    js = row(report, "transformers.js")
+    # One allowance spent, not one per conversation: the row names the limit it hit.
+    assert js["outcome"] == "raises"
+    assert js["cases"] == []
+    assert js["first_error"]["limit"] in ("memory", "cpu_seconds")  # whichever comes first
+    assert js["first_error"]["conversation"] == "current"
+
+
+def test_the_engines_after_one_that_ran_out_are_not_run(client, monkeypatch):
+    # transformers.js moved up, right after the reference: the engines after it wait.
+    order = ["transformers", "transformers.js"]
+    reordered = {engine: ENGINES[engine] for engine in [*order, *ENGINES] if engine in ENGINES}
+    monkeypatch.setattr(engines, "ENGINES", reordered)
+    report = analyze(client, ENDLESS, [{"role": "user", "content": "Hi"}])
+    assert [r["id"] for r in report["engines"]] == list(reordered)
+    assert row(report, "transformers.js")["first_error"]["limit"] is not None
+    for later in report["engines"][2:]:
+        assert later["outcome"] == "not-measured", later["id"]
+        assert later["cases"] == []
+        assert "transformers.js" in later["first_error"]["message"]

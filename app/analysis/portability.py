@@ -10,7 +10,8 @@ Cost: engines x conversations renders. Each engine other than the reference is o
 task (`portability_cases.engine_report`), which renders the reference too and sends back
 only the outcomes: a slow engine spends its own CPU allowance (`PLAYGROUND_CPU_SECONDS`),
 not the others', and no prompt crosses back. An engine whose task runs out of its limits
-is reported as raising that limit.
+is reported as raising that limit, and the engines after it are not run: a template that
+loops, or writes without end, costs about one allowance per report, not one per engine.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ def _row(engine: dict[str, str], report: dict[str, Any]) -> dict[str, Any]:
         counts[case["outcome"]] += 1
     if engine["id"] == REFERENCE:
         outcome = "reference"
+    elif report["cases"] == [] and report["first_error"]["type"] == NOT_MEASURED:
+        outcome = "not-measured"  # an engine before it ran out of a limit
     elif report["cases"] == []:
         outcome = "raises"  # its task ran out of its limits
     else:
@@ -54,6 +57,18 @@ def _task_failed(problem: TemplateProblem) -> dict[str, Any]:
     return {"cases": [], "first_difference": None, "first_error": error}
 
 
+#: The error type of an engine the report did not run.
+NOT_MEASURED = "NotMeasured"
+
+
+def _not_run(engine_name: str) -> TemplateProblem:
+    return TemplateProblem(
+        NOT_MEASURED,
+        f"Not rendered: {engine_name} ran out of a limit with this template, and the report "
+        "stops there rather than spend an allowance per engine.",
+    )
+
+
 def portability(request: RenderRequest, pool: SandboxPool) -> dict[str, Any]:
     """Every engine's outcome for `request`'s template over the report's conversations.
 
@@ -62,13 +77,20 @@ def portability(request: RenderRequest, pool: SandboxPool) -> dict[str, Any]:
     """
     cases = conversations(request)
     reports: dict[str, dict[str, Any]] = {}
+    stopped_by: str | None = None
     for engine in engines.ENGINES:
         if engine == REFERENCE:
+            continue
+        if stopped_by is not None:
+            reports[engine] = _task_failed(_not_run(stopped_by))
             continue
         try:
             reports[engine] = pool.run(engine_report, engine, cases)
         except TemplateProblem as problem:
             reports[engine] = _task_failed(problem)
+        error = reports[engine]["first_error"]
+        if not reports[engine]["cases"] and error and error.get("limit"):
+            stopped_by = engines.get_engine(engine).name
     finished = [r["reference"] for r in reports.values() if "reference" in r]
     reference = finished[0] if finished else {"cases": [], "first_difference": None}
     reports[REFERENCE] = {"first_error": None, **reference}

@@ -129,6 +129,13 @@ def engine_report(engine: str, cases: list[Conversation], limits: RenderLimits) 
     for case in cases:
         expected = _outcome(case.request, REFERENCE, limits)
         actual = _outcome(case.request, engine, limits)
+        ran_out = next((o for o in (expected, actual) if _hit_a_limit(o)), None)
+        if ran_out is not None:
+            # A case that runs out of a limit would do so again in the next ones: the
+            # engine is not measured further (its row names the limit), so a template
+            # that loops costs one allowance, not one per conversation.
+            error = _error(case.name, ran_out)
+            return {"cases": [], "first_difference": None, "first_error": error}
         refused = isinstance(expected, TemplateProblem)
         if refused and reference_error is None:
             reference_error = _error(case.name, expected)
@@ -147,6 +154,10 @@ def engine_report(engine: str, cases: list[Conversation], limits: RenderLimits) 
         "first_error": reference_error,
     }
     return report
+
+
+def _hit_a_limit(outcome: Rendered | TemplateProblem) -> bool:
+    return isinstance(outcome, TemplateProblem) and outcome.limit is not None
 
 
 def _case(case: Conversation, outcome: str) -> dict[str, str]:
