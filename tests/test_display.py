@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers
 
-from app.display.outputs import id_blocks
 from app.display.prompt import Segment, segment_prompt
 from app.display.token_data import token_data
+from app.display.tokens_view import id_blocks
 from app.text import template_markers
 from app.tokens.vocab import Token, VocabTokenizer, tokenize
 

@@ -7,7 +7,6 @@ This is the page's data flow in one place (state -> sandboxed render -> prompt -
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
@@ -28,19 +27,14 @@ from app.analysis.diff import (
     unified,
 )
 from app.display.prompt import prompt_marks
-from app.display.token_data import (
-    columns,
-    ids_json,
-    message_ends_of,
-    token_data,
-    tokens_per_message,
-)
+from app.display.token_data import columns
+from app.display.tokens_view import TokensOf, id_blocks, tokens_view, tokens_with
 from app.errors import RequestError
 from app.problems import TemplateProblem
 from app.render.core import Rendered, RenderRequest
 from app.render.pool import SandboxPool
 from app.sources.source import Source
-from app.sources.store import SourceStore, TokenizerUnavailable, Tokens
+from app.sources.store import SourceStore
 from app.state import PlaygroundState
 from app.tokens.vocab import Token
 
@@ -133,58 +127,11 @@ class Outputs:
     message_tokens: list[dict[str, Any]] | None = None
 
 
-#: Characters of the token id list per block (`id_blocks`).
-ID_BLOCK_CHARS = 1500
-
-
-def id_blocks(ids: str, size: int = ID_BLOCK_CHARS) -> list[str]:
-    """The id list's text cut after a ", " every `size` characters or so: each piece is a
-    box the browser lays out only near the screen (outputs.css), so the first layout of
-    a page with 50k ids does not lay out 300 kB of text in a box a few lines high."""
-    pieces, start = [], 0
-    while start < len(ids):
-        cut = ids.find(", ", start + size)
-        end = len(ids) if cut == -1 else cut + 2
-        pieces.append(ids[start:end])
-        start = end
-    return pieces
-
-
-#: The views that show the main prompt's tokens (the Diff compares them, by tokens).
-TOKEN_VIEWS = frozenset({"tokens", "diff"})
-
-
 def _render(pool: SandboxPool, request: RenderRequest) -> tuple[Rendered | None, Problem | None]:
     try:
         return pool.render(request), None
     except TemplateProblem as problem:
         return None, Problem(problem.type, problem.message, problem.line, limit=problem.limit)
-
-
-#: Tokenizes a text with the loaded source: its first tokens and their count, or None
-#: and why there are none.
-TokensOf = Callable[[str], tuple[Tokens | None, str | None]]
-
-
-def tokens_with(store: SourceStore, source: Source | None, limit: int) -> TokensOf:
-    """The first `limit` tokens from the source's own vocabulary (tokenized in a source
-    worker), or why there are none."""
-
-    def tokens_of(text: str) -> tuple[Tokens | None, str | None]:
-        if source is None:
-            return None, "No vocabulary is loaded: upload a GGUF file or a tokenizer.json."
-        if source.tokenizer is None:
-            return None, "This source has no vocabulary: upload a GGUF file or a tokenizer.json."
-        if source.tokenizer.supported is False:
-            reason = source.tokenizer.reason
-            return None, f"This vocabulary cannot be reproduced exactly: {reason}."
-        try:
-            [run] = store.tokenize(source, [text], parse_special=True, limit=limit)
-        except TokenizerUnavailable as error:
-            return None, error.message
-        return run, None
-
-    return tokens_of
 
 
 def _cut_lines(lines: list[Any], max_chars: int, chars_of: Callable[[Any], int]) -> list[Any]:
@@ -317,67 +264,6 @@ def gguf_file(state: PlaygroundState) -> str | None:
     return source.file_name
 
 
-#: Threads that wait for the message ends while the request's own thread waits for the
-#: tokens (each wait is on a worker process: no CPU is spent here).
-_MESSAGE_ENDS = ThreadPoolExecutor(max_workers=8, thread_name_prefix="message-ends")
-
-
-@dataclass
-class _TokensView:
-    """What the Tokens view gets for the main prompt (see `Outputs`)."""
-
-    data: dict[str, Any] | None = None
-    note: str | None = None
-    ids: str = "[]"
-    per_message: list[dict[str, Any]] | None = None
-    later: bool = False
-
-
-def _tokens_view(
-    pool: SandboxPool,
-    state: PlaygroundState,
-    request: RenderRequest,
-    main: Rendering,
-    source: Source | None,
-    tokens_of: TokensOf,
-) -> _TokensView:
-    """Tokenize the main prompt (setting `main.tokens`) for the views that show its
-    tokens, and build the Tokens view's data while that view is open."""
-    if main.prompt is None:
-        return _TokensView()
-    if state.view not in TOKEN_VIEWS and source is not None and source.can_tokenize:
-        # No view on screen shows them: tokenizing 50k tokens was most of each edit's
-        # time in the Prompt view. Opening the Tokens view asks for them.
-        return _TokensView(later=True)
-    # Where each message's part of the prompt ends (a render per message, in a sandbox
-    # worker) is found while the source worker tokenizes: neither waits for the other.
-    wanted = state.view == "tokens"
-    ends = _MESSAGE_ENDS.submit(message_ends_of, pool, request, main.prompt) if wanted else None
-    tokens, note = tokens_of(main.prompt)
-    if tokens is None:
-        return _TokensView(note=note)
-    main.tokens, main.token_total = tokens.tokens, tokens.total
-    if ends is None:
-        # The data only while the Tokens view is open: 50k tokens are about 0.5 MB of
-        # the answer to parse on every edit in the other views (and 80 ms to build).
-        return _TokensView(note=note)
-    # Only the text the drawn tokens cover: the rest is not "untokenized".
-    covered = max(tokens.tokens.ends, default=0)
-    whole = tokens.total == len(tokens.tokens)
-    data = token_data(main.prompt if whole else main.prompt[:covered], tokens.tokens)
-    part_ends = ends.result()
-    return _TokensView(
-        data=data,
-        note=note,
-        ids=ids_json(tokens.tokens),
-        per_message=(
-            tokens_per_message(tokens.tokens, part_ends, request.messages, len(main.prompt))
-            if whole and part_ends is not None
-            else None
-        ),
-    )
-
-
 def build_outputs(
     state: PlaygroundState,
     pool: SandboxPool,
@@ -402,7 +288,9 @@ def build_outputs(
     request = state.render_request()
     main = rendering(pool, request, source, limits)
     tokens_of = tokens_with(store, source, limits.tokens)
-    view = _tokens_view(pool, state, request, main, source, tokens_of)
+    view = tokens_view(pool, state, request, main.prompt, source, tokens_of)
+    if view.tokens is not None:
+        main.tokens, main.token_total = view.tokens.tokens, view.tokens.total
     model = gguf_file(state)
     analysis, analysis_problem = None, None
     if state.view == "analysis" and main.prompt is not None:
