@@ -92,6 +92,8 @@ def test_a_private_server_is_refused_by_default_and_read_when_allowed(
         ("file:///etc/passwd", "Only http and https"),
         ("https://user:secret@example.com/x.gguf", "user name or password"),
         ("http:///x.gguf", "names no host"),
+        ("http://[64:ff9b::a9fe:a9fe]/x.gguf", "not a public address"),
+        ("http://exa\u200dmple\u00ad..com/x.gguf", "not a valid domain name"),
     ],
 )
 def test_refusals(client, remote_with, url, words):
@@ -106,7 +108,11 @@ def test_refusals(client, remote_with, url, words):
     ("address", "public"),
     [("8.8.8.8", True), ("2606:4700:4700::1111", True), ("127.0.0.1", False),
      ("10.0.0.1", False), ("fd00::1", False), ("fe80::1", False), ("224.0.0.1", False),
-     ("::ffff:10.0.0.1", False), ("192.0.2.1", False)],
+     ("::ffff:10.0.0.1", False), ("192.0.2.1", False),
+     # IPv6 that carries an IPv4 address: NAT64, 6to4 and IPv4-compatible forms reach it.
+     ("64:ff9b::7f00:1", False), ("64:ff9b:1::a9fe:a9fe", False), ("64:ff9b::a00:1", False),
+     ("2002:a00:1::", False), ("::127.0.0.1", False),
+     ("64:ff9b::808:808", True), ("2002:808:808::", True)],
 )  # fmt: skip
 def test_which_addresses_are_public(address, public):
     assert public_url.is_public(address) is public
@@ -201,3 +207,10 @@ def test_a_file_that_is_not_gguf_is_422_and_a_cut_header_409(
     cut = load(client, f"{private_host.url}/cut.gguf")
     assert cut.status_code == 409
     assert cut.json["error"]["need_bytes"] > 5000
+
+
+def test_an_internationalised_host_is_looked_up_and_named_in_its_ascii_form():
+    # It used to reach the Host header as is, and http.client cannot write it (a 500).
+    reader = public_url.PublicURLReader(allow_private=False, max_redirects=1)
+    _, host, port, path = reader._parse("http://пример.испытание:8080/m.gguf?x=1")
+    assert (host, port, path) == ("xn--e1afmkfd.xn--80akhbyknj4f", 8080, "/m.gguf?x=1")

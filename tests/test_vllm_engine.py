@@ -247,3 +247,11 @@ def test_the_content_format_is_part_of_the_state_only_when_it_is_forced():
     forced = PlaygroundState.from_json({**body, "content_format": "openai"})
     assert forced.to_json()["content_format"] == "openai"
     assert forced.render_request().content_format == "openai"
+
+
+@pytest.mark.parametrize("engine", ["vllm", "edge-llm"])
+def test_a_text_part_whose_text_is_not_a_string_is_refused_in_words(engine):
+    # It used to answer Python's own "sequence item 0: expected str instance, int found".
+    content = [{"type": "text", "text": 5}]
+    message = _refusal(engine, messages=[{"role": "user", "content": content}])
+    assert message == "messages[0].content[0].text: Input should be a valid string"

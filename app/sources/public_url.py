@@ -45,13 +45,33 @@ def refused(message: str) -> RemoteError:
     return RemoteError("Refused", message, 400, {"field": "url"})
 
 
+#: IPv6 prefixes that carry an IPv4 address in their last 32 bits and reach it through a
+#: translator (NAT64: RFC 6052's well-known prefix and RFC 8215's local one), which
+#: `ipaddress` counts as global whatever IPv4 address they carry.
+NAT64_PREFIXES = (ipaddress.ip_network("64:ff9b::/96"), ipaddress.ip_network("64:ff9b:1::/48"))
+
+
 def is_public(address: str) -> bool:
-    """Whether an address is on the public internet (an IPv4-mapped IPv6 address counts as
-    the IPv4 address it carries)."""
+    """Whether an address is on the public internet. An IPv6 address that carries an IPv4
+    one (IPv4-mapped, IPv4-compatible, 6to4, NAT64) counts as the IPv4 address it carries:
+    `64:ff9b::a9fe:a9fe` reaches 169.254.169.254 on a NAT64 network."""
     ip = ipaddress.ip_address(address.split("%", 1)[0])
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
+    if isinstance(ip, ipaddress.IPv6Address):
+        ip = _carried_ipv4(ip) or ip
     return ip.is_global and not ip.is_multicast
+
+
+def _carried_ipv4(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    if ip.ipv4_mapped is not None:
+        return ip.ipv4_mapped
+    if ip.sixtofour is not None:
+        return ip.sixtofour
+    last_32_bits = ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+    if any(ip in prefix for prefix in NAT64_PREFIXES):
+        return last_32_bits
+    if int(ip) >> 32 == 0 and int(ip) > 1:  # ::a.b.c.d, IPv4-compatible (not :: or ::1)
+        return last_32_bits
+    return None
 
 
 class PublicURLReader:
@@ -105,8 +125,9 @@ class PublicURLReader:
             raise refused("A URL with a user name or password in it is not read.")
         if not parts.hostname:
             raise refused("The URL names no host.")
+        host = _ascii_host(parts.hostname)
         path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        return parts.scheme, parts.hostname, port or (443 if parts.scheme == "https" else 80), path
+        return parts.scheme, host, port or (443 if parts.scheme == "https" else 80), path
 
     def _target(self, url: str, budget: Budget) -> Target:
         """The hop's checked address: every address of the host must be allowed."""
@@ -157,6 +178,17 @@ class PublicURLReader:
             raise RemoteError(
                 "Unreachable", f"{target.host} cannot be reached ({type(error).__name__}).", 502
             ) from None
+
+
+def _ascii_host(host: str) -> str:
+    """The host name as DNS, the Host header and TLS need it: an internationalised name in
+    its ASCII (IDNA) form."""
+    if host.isascii():
+        return host
+    try:
+        return host.encode("idna").decode("ascii")
+    except UnicodeError:
+        raise refused(f"The host name {host[:100]!r} is not a valid domain name.") from None
 
 
 def _take(response: urllib3.BaseHTTPResponse, skip: int, size: int, budget: Budget) -> bytes:

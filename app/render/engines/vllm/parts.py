@@ -130,6 +130,8 @@ def _shape_part(part: Any, blocks: bool, contract: Contract, where: str) -> Any:
         text = part.get(TEXT_KEYS[kind])
         if text is None:
             return None  # vLLM skips a text part without its text
+        if not isinstance(text, str):
+            raise Refused(f"{where}.{TEXT_KEYS[kind]}: Input should be a valid string")
         return {"type": "text", "text": text, **extra} if blocks else text
     if kind == "tool_reference":
         name = part.get("name")
