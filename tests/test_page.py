@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 
+from app.display import tokens_view
 from app.web.factory import create_app
 
 HELLO = [{"role": "user", "content": "Hello!"}]
@@ -123,3 +124,13 @@ def test_upload_cap_is_named_in_the_413(tmp_path):
     )
     assert response.status_code == 413
     assert response.json["error"]["max_bytes"] == int(0.01 * 1024 * 1024)
+
+
+def test_the_tokens_view_without_a_vocabulary_renders_no_message_parts(client, monkeypatch):
+    # Where each message's part ends is a sandbox render per message, wanted only to count
+    # tokens: without a vocabulary there is nothing to count them with.
+    asked = []
+    monkeypatch.setattr(tokens_view, "message_ends_of", lambda *args: asked.append(args))
+    html = client.post("/fragments/output", data=form(view="tokens")).get_data(as_text=True)
+    assert "No vocabulary is loaded" in html
+    assert asked == []

@@ -183,3 +183,28 @@ def test_the_engines_after_one_that_ran_out_are_not_run(client, monkeypatch):
         assert later["outcome"] == "not-measured", later["id"]
         assert later["cases"] == []
         assert "transformers.js" in later["first_error"]["message"]
+
+
+#: Writes more than any engine's output allowance: the reference runs out first.
+FLOOD = "{% for i in range(100000) %}{{ 'x' * 100 }}{% endfor %}"
+
+
+def test_when_the_reference_runs_out_of_a_limit_it_is_named_and_no_engine_is_blamed(client):
+    report = analyze(client, FLOOD, [{"role": "user", "content": "Hi"}])
+    reference = row(report, "transformers")
+    assert reference["first_error"]["limit"] == "output_chars"
+    for other in report["engines"][1:]:
+        assert other["outcome"] == "not-measured", other["id"]
+        assert "transformers" in other["first_error"]["message"]
+
+
+#: Fine in Python (its sandbox refuses the range at once) but about a second per render
+#: in @huggingface/jinja: each render is under the limit, six of them are not.
+SLOW_IN_JS = "{% for i in range(300000) %}{% endfor %}{{ messages[0].content }}"
+
+
+def test_an_engines_cases_share_one_allowance(client):
+    report = analyze(client, SLOW_IN_JS, [{"role": "user", "content": "Hi"}])
+    js = row(report, "transformers.js")
+    assert js["cases"] == []
+    assert js["first_error"]["limit"] == "cpu_seconds"

@@ -78,6 +78,7 @@ def portability(request: RenderRequest, pool: SandboxPool) -> dict[str, Any]:
     cases = conversations(request)
     reports: dict[str, dict[str, Any]] = {}
     stopped_by: str | None = None
+    reference_error = None
     for engine in engines.ENGINES:
         if engine == REFERENCE:
             continue
@@ -85,15 +86,23 @@ def portability(request: RenderRequest, pool: SandboxPool) -> dict[str, Any]:
             reports[engine] = _task_failed(_not_run(stopped_by))
             continue
         try:
-            reports[engine] = pool.run(engine_report, engine, cases)
+            report = pool.run(engine_report, engine, cases)
         except TemplateProblem as problem:
-            reports[engine] = _task_failed(problem)
-        error = reports[engine]["first_error"]
-        if not reports[engine]["cases"] and error and error.get("limit"):
+            report = _task_failed(problem)
+        if report.get("reference_ran_out"):
+            # The reference itself ran out: no engine can be compared with it.
+            reference_error = report["reference_ran_out"]
+            stopped_by = engines.get_engine(REFERENCE).name
+            report = _task_failed(_not_run(stopped_by))
+        elif not report["cases"] and report["first_error"] and report["first_error"].get("limit"):
             stopped_by = engines.get_engine(engine).name
+        reports[engine] = report
     finished = [r["reference"] for r in reports.values() if "reference" in r]
     reference = finished[0] if finished else {"cases": [], "first_difference": None}
-    reports[REFERENCE] = {"first_error": None, **reference}
+    reports[REFERENCE] = {
+        **reference,
+        "first_error": reference_error or reference.get("first_error"),
+    }
     rows = [_row(info, reports[info["id"]]) for info in engines.engine_list()]
     others = [row for row in rows if row["id"] != REFERENCE]
     return {

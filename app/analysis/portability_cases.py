@@ -8,11 +8,12 @@ outcomes and the first difference and error, never the prompts.
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass, replace
 from typing import Any
 
 from app.analysis.examples import EXAMPLES
-from app.problems import TemplateProblem
+from app.problems import TemplateProblem, limit_exceeded
 from app.render import engines
 from app.render.bounded import tracking_lines
 from app.render.core import Rendered, RenderRequest
@@ -126,16 +127,22 @@ def engine_report(engine: str, cases: list[Conversation], limits: RenderLimits) 
     outcomes, reference_outcomes = [], []
     report: dict[str, Any] = {"first_difference": None, "first_error": None}
     reference_error = None
+    # All the cases share one allowance: an engine whose CPU runs in a helper process
+    # (transformers.js's Node) is held to it per render, so six renders just under the
+    # limit would cost six allowances. Wall time bounds the CPU time of both processes.
+    deadline = time.monotonic() + limits.cpu_seconds
     for case in cases:
+        if time.monotonic() > deadline:
+            return _ran_out(case, ALLOWANCE_SPENT)
+        # A case that runs out of a limit would do so again in the next ones: the engine
+        # is not measured further, so a template that loops costs one allowance, not one
+        # per conversation. The reference's own limit is its own (not the engine's).
         expected = _outcome(case.request, REFERENCE, limits)
+        if _hit_a_limit(expected):
+            return {**_ran_out(case, None), "reference_ran_out": _error(case.name, expected)}
         actual = _outcome(case.request, engine, limits)
-        ran_out = next((o for o in (expected, actual) if _hit_a_limit(o)), None)
-        if ran_out is not None:
-            # A case that runs out of a limit would do so again in the next ones: the
-            # engine is not measured further (its row names the limit), so a template
-            # that loops costs one allowance, not one per conversation.
-            error = _error(case.name, ran_out)
-            return {"cases": [], "first_difference": None, "first_error": error}
+        if _hit_a_limit(actual):
+            return _ran_out(case, actual)
         refused = isinstance(expected, TemplateProblem)
         if refused and reference_error is None:
             reference_error = _error(case.name, expected)
@@ -154,6 +161,18 @@ def engine_report(engine: str, cases: list[Conversation], limits: RenderLimits) 
         "first_error": reference_error,
     }
     return report
+
+
+#: What an engine whose cases together ran past one allowance is reported as raising.
+ALLOWANCE_SPENT = limit_exceeded(
+    "cpu_seconds", "This engine's renders of the conversations together ran past one CPU allowance."
+)
+
+
+def _ran_out(case: Conversation, problem: TemplateProblem | None) -> dict[str, Any]:
+    """An engine not measured past `case`, with the limit it ran into (if its own)."""
+    error = _error(case.name, problem) if problem is not None else None
+    return {"cases": [], "first_difference": None, "first_error": error}
 
 
 def _hit_a_limit(outcome: Rendered | TemplateProblem) -> bool:

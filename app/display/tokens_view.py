@@ -107,7 +107,7 @@ def tokens_view(
         return TokensView(later=True)
     # Where each message's part of the prompt ends (a render per message, in a sandbox
     # worker) is found while the source worker tokenizes: neither waits for the other.
-    wanted = state.view == "tokens"
+    wanted = state.view == "tokens" and source is not None and source.can_tokenize
     ends = _MESSAGE_ENDS.submit(message_ends_of, pool, request, prompt) if wanted else None
     tokens, note = tokens_of(prompt)
     if tokens is None:
