@@ -260,11 +260,23 @@ def test_an_unreachable_hub_is_504_naming_it(client, remote_with):
         ("https://huggingface.co/org/M/resolve/0123abc/x.gguf", ("org/M", "0123abc", "x.gguf")),
         ("https://huggingface.co/org/M/tree/v1", ("org/M", "v1", None)),
         ("just-a-name", None),
+        # Another site's URL is not the Hub repository of the same name.
+        ("https://evil.example/org/M", None),
+        ("https://huggingface.co.evil.com/org/M", None),
+        ("https://huggingface.co@127.0.0.1:8099/org/M", None),
     ],
 )  # fmt: skip
-def test_references_are_recognised(text, expected):
+def test_references_are_recognised(text, expected):  # on the public Hub
     found = parse_reference(text)
     assert (None if found is None else (found.repo, found.revision, found.file)) == expected
+
+
+def test_urls_of_the_configured_endpoint_are_references_too():
+    found = parse_reference(
+        "http://mirror.internal:8080/org/M/tree/v1", "http://mirror.internal:8080"
+    )
+    assert (found.repo, found.revision) == ("org/M", "v1")
+    assert parse_reference("http://mirror.internal:8080/org/M") is None  # not configured
 
 
 def test_every_fetch_thread_busy_is_503_at_once(app, hub, remote_with):

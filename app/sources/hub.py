@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
+from urllib.parse import urlsplit
 
 from app.sources.remote import Budget, RemoteError, take, too_large
 
@@ -37,7 +38,7 @@ SHARD = re.compile(r"-(\d{5})-of-(\d{5})\.gguf$", re.IGNORECASE)
 PREFERRED_QUANTS = ("Q4_K_M", "Q4_K_S", "Q4_0", "Q5_K_M", "IQ4_XS", "Q5_K_S", "Q6_K", "Q8_0")
 #: A repository id, or a Hub URL of a repository, a file (`blob`, `resolve`) or a tree.
 _REFERENCE = re.compile(
-    r"^(?:https?://[^/]+/)?(?:models/)?(?P<repo>[\w.-]+/[\w.-]+)"
+    r"^(?:https?://(?P<host>[^/]+)/)?(?:models/)?(?P<repo>[\w.-]+/[\w.-]+)"
     r"(?:/(?:blob|resolve|tree)/(?P<revision>[^/]+)(?:/(?P<file>.+?))?)?/?$"
 )
 #: Read sizes of one streamed answer.
@@ -53,11 +54,19 @@ class Reference:
     file: str | None = None
 
 
-def parse_reference(text: str) -> Reference | None:
-    """`ORG/NAME`, or a Hub URL of it (`.../blob/main/x.gguf`, `.../resolve/...`); None
-    for anything else."""
+#: The public Hub's host names; the configured endpoint's host counts too.
+HUB_HOSTS = frozenset({"huggingface.co", "www.huggingface.co", "hf.co"})
+
+
+def parse_reference(text: str, endpoint: str | None = None) -> Reference | None:
+    """`ORG/NAME`, or a Hub URL of it (`.../blob/main/x.gguf`, `.../resolve/...`) on the
+    public Hub or on `endpoint`; None for anything else (another site's URL is not a Hub
+    repository of the same name)."""
     match = _REFERENCE.match(text.strip().split("#", 1)[0].split("?", 1)[0])
     if match is None:
+        return None
+    hosts = HUB_HOSTS | {urlsplit(endpoint).netloc.lower()} if endpoint else HUB_HOSTS
+    if match["host"] is not None and match["host"].lower() not in hosts:
         return None
     repo = match["repo"].removesuffix(".git")
     return Reference(repo, match["revision"], match["file"])

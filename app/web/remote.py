@@ -44,9 +44,11 @@ def load_hub() -> tuple[dict, int]:
     """`{"repo", "revision"?, "file"?}`: a Hub repository's source, or its GGUF files."""
     body = _object()
     text = _string(body, "repo", required=True)
-    reference = parse_reference(text)
+    reference = parse_reference(text, remote_sources().hub.endpoint)
     if reference is None:
-        raise RequestError("repo", f"{text!r} is not a model id (ORG/NAME) or a Hub URL of one.")
+        raise RequestError(
+            "repo", f"{text[:200]!r} is not a model id (ORG/NAME) or a Hub URL of one."
+        )
     revision = _string(body, "revision") or reference.revision
     file = _string(body, "file") or reference.file
     return remote_sources().load_hub(Reference(reference.repo, revision, file)), 200
