@@ -180,3 +180,18 @@ def test_no_page_or_answer_may_be_framed(client):
         client.get("/no/such/page"),
     ]
     assert [answer.headers.get("X-Frame-Options") for answer in answers] == ["DENY"] * 4
+
+
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [
+        ("/api/render", {"template": "x", "messages": [], "engine": "e" * 3_000_000}),
+        ("/api/render", {"template": "x", "messages": [], "content_format": "f" * 3_000_000}),
+        ("/api/tokenize", {"source": "s" * 3_000_000, "text": "hi"}),
+    ],
+)
+def test_an_error_quotes_at_most_a_little_of_the_value_it_refuses(client, path, body):
+    # The whole value used to come back: a 3 MB body answered with a 3 MB error.
+    response = client.post(path, json=body)
+    assert response.status_code in (400, 404)
+    assert len(response.get_data()) < 1_000

@@ -104,5 +104,5 @@ def _one_of(body: dict, field: str, allowed: tuple[str, ...], default: str) -> s
     value = _expect(body, field, (str,), default)
     if value not in allowed:
         names = " or ".join(repr(name) for name in allowed)
-        raise RequestError(field, f"'{field}' must be {names}, not {value!r}.")
+        raise RequestError(field, f"'{field}' must be {names}, not {value[:100]!r}.")
     return value

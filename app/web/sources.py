@@ -71,7 +71,7 @@ def show_source(source_id: str) -> tuple[dict, int]:
     """A loaded source, rebuilt from storage when this process has not seen it."""
     source = source_store().get(source_id)
     if source is None:
-        raise NotFound(f"No source with id {source_id!r}.")
+        raise NotFound(f"No source with id {source_id[:100]!r}.")
     return source.to_json(), 200
 
 
@@ -100,7 +100,7 @@ def tokenize_text() -> tuple[dict, int]:
     offset, limit = _window(body)
     source = source_store().get(source_id)
     if source is None:
-        raise NotFound(f"No source with id {source_id!r}.")
+        raise NotFound(f"No source with id {source_id[:100]!r}.")
     # TokenizerUnavailable: 422.
     [tokens] = source_store().tokenize(source, [text], offset=offset, limit=limit, **flags)
     if answer_format == "compact":
