@@ -33,6 +33,16 @@ DEVELOPER = [{"role": "developer", "content": "Be brief."}, {"role": "user", "co
 CONVERSATIONS = ["current", *(example["name"] for example in EXAMPLES)]
 
 
+@pytest.fixture()
+def spender_client(app):
+    """A client at an address of its own, for templates that run out of limits on purpose:
+    that makes their sender a heavy client for a minute (admission), which must not be
+    the address the rest of the suite's tests share."""
+    client = app.test_client()
+    client.environ_base["REMOTE_ADDR"] = "198.51.100.77"
+    return client
+
+
 def analyze(client, template: str, messages: list[dict[str, Any]]) -> dict[str, Any]:
     body = {"template": template, "messages": messages, "add_generation_prompt": True}
     answer = client.post("/api/analyze", json=body)
@@ -161,8 +171,8 @@ def test_servers_get_tool_call_arguments_as_json_text_as_openai_clients_send_the
 ENDLESS = "{% for i in range(10**9) %}{% endfor %}{{ messages[0].content }}"
 
 
-def test_an_engine_stops_at_its_first_case_that_runs_out_of_a_limit(client):
-    report = analyze(client, ENDLESS, [{"role": "user", "content": "Hi"}])
+def test_an_engine_stops_at_its_first_case_that_runs_out_of_a_limit(spender_client):
+    report = analyze(spender_client, ENDLESS, [{"role": "user", "content": "Hi"}])
     js = row(report, "transformers.js")
     # One allowance spent, not one per conversation: the row names the limit it hit.
     assert js["outcome"] == "raises"
@@ -171,12 +181,12 @@ def test_an_engine_stops_at_its_first_case_that_runs_out_of_a_limit(client):
     assert js["first_error"]["conversation"] == "current"
 
 
-def test_the_engines_after_one_that_ran_out_are_not_run(client, monkeypatch):
+def test_the_engines_after_one_that_ran_out_are_not_run(spender_client, monkeypatch):
     # transformers.js moved up, right after the reference: the engines after it wait.
     order = ["transformers", "transformers.js"]
     reordered = {engine: ENGINES[engine] for engine in [*order, *ENGINES] if engine in ENGINES}
     monkeypatch.setattr(engines, "ENGINES", reordered)
-    report = analyze(client, ENDLESS, [{"role": "user", "content": "Hi"}])
+    report = analyze(spender_client, ENDLESS, [{"role": "user", "content": "Hi"}])
     assert [r["id"] for r in report["engines"]] == list(reordered)
     assert row(report, "transformers.js")["first_error"]["limit"] is not None
     for later in report["engines"][2:]:
@@ -189,8 +199,8 @@ def test_the_engines_after_one_that_ran_out_are_not_run(client, monkeypatch):
 FLOOD = "{% for i in range(100000) %}{{ 'x' * 100 }}{% endfor %}"
 
 
-def test_when_the_reference_runs_out_of_a_limit_it_is_named_and_no_engine_is_blamed(client):
-    report = analyze(client, FLOOD, [{"role": "user", "content": "Hi"}])
+def test_when_the_reference_runs_out_of_a_limit_it_is_named_and_no_engine_is_blamed(spender_client):
+    report = analyze(spender_client, FLOOD, [{"role": "user", "content": "Hi"}])
     reference = row(report, "transformers")
     assert reference["first_error"]["limit"] == "output_chars"
     for other in report["engines"][1:]:
@@ -203,8 +213,8 @@ def test_when_the_reference_runs_out_of_a_limit_it_is_named_and_no_engine_is_bla
 SLOW_IN_JS = "{% for i in range(300000) %}{% endfor %}{{ messages[0].content }}"
 
 
-def test_an_engines_cases_share_one_allowance(client):
-    report = analyze(client, SLOW_IN_JS, [{"role": "user", "content": "Hi"}])
+def test_an_engines_cases_share_one_allowance(spender_client):
+    report = analyze(spender_client, SLOW_IN_JS, [{"role": "user", "content": "Hi"}])
     js = row(report, "transformers.js")
     assert js["cases"] == []
     assert js["first_error"]["limit"] == "cpu_seconds"
