@@ -29,7 +29,6 @@ import io
 import multiprocessing
 import tempfile
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,6 +42,7 @@ from app.sources.hf import canonical_files
 from app.tokens.vocab import VocabTokenizer
 from app.web.factory import create_app
 from bench import _sources_data as data
+from bench.gguf_header import best_of
 from tests.support import UNLIMITED_WRITES
 
 #: Tokens in the text tokenized through the API.
@@ -65,16 +65,6 @@ class Figures:
 
     seconds: dict[str, float] = field(default_factory=dict)
     ratios: dict[str, float] = field(default_factory=dict)
-
-
-def best_of(runs: int, fn: Callable[[], Any]) -> float:
-    """The fastest of `runs` calls (the least disturbed by other work on the machine)."""
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def _upload(client: FlaskClient, kind: str, body: Any) -> dict[str, Any]:

@@ -89,16 +89,7 @@ class SourceWorkers:
         """Build a parsed source's tokenizer: its `TokenizerInfo` (ready or failed), or
         `Unbuildable`, or None when `stored()` no longer has its bytes. Runs on the worker
         that parsed it, unless that one is busy (then another parses it again)."""
-        lane = self._pick(source_id)
-        answer = self._run(lane, build_tokenizer, source_id, None, self.limits)
-        if not isinstance(answer, NotHeld):
-            return answer
-        raw = stored()
-        if raw is None:
-            return None
-        kind, data = raw
-        with _spooled(data) as handed:
-            return self._run(lane, build_tokenizer, source_id, (kind, handed), self.limits)
+        return self._on_holder(self._pick(source_id), stored, build_tokenizer, source_id)
 
     def tokenize(
         self,
@@ -110,7 +101,19 @@ class SourceWorkers:
     ) -> Any:
         """`Tokenized` texts; `stored()` gives the source's bytes if its worker lacks them."""
         lane = self._pick(source_id)
-        answer = self._run(lane, tokenize_texts, source_id, texts, flags, window, None, self.limits)
+        return self._on_holder(lane, stored, tokenize_texts, source_id, texts, flags, window)
+
+    def _on_holder(
+        self,
+        lane: _Lane,
+        stored: Callable[[], tuple[str, bytes] | None],
+        function: Callable[..., Any],
+        *args: Any,
+    ) -> Any:
+        """`function(*args, held, limits)` on `lane`'s worker, which usually holds the
+        source (`held` None); if it answers `NotHeld`, again with the stored bytes spooled
+        to it (`held` = (kind, bytes)). None when the store no longer has them."""
+        answer = self._run(lane, function, *args, None, self.limits)
         if not isinstance(answer, NotHeld):
             return answer
         raw = stored()
@@ -118,9 +121,7 @@ class SourceWorkers:
             return None
         kind, data = raw
         with _spooled(data) as handed:
-            return self._run(
-                lane, tokenize_texts, source_id, texts, flags, window, (kind, handed), self.limits
-            )
+            return self._run(lane, function, *args, (kind, handed), self.limits)
 
     def close(self) -> None:
         """Stop every worker (they start again on next use)."""
