@@ -12,9 +12,12 @@ _settings = load_settings()
 bind = _settings["BIND"]
 workers = _settings["WORKERS"]
 # Request threads: one per admitted expensive request (each has a sandbox process), one
-# per request waiting for a sandbox, and RESERVED_THREADS that expensive requests never
-# hold, so health checks and static files never queue behind renders (app/web/admission.py).
-threads = _settings["THREADS"] + _settings["QUEUE"] + _settings["RESERVED_THREADS"]
+# per request waiting for a sandbox, one per remote load reading from the network, and
+# RESERVED_THREADS that none of those ever hold, so health checks and static files never
+# queue behind renders (app/web/admission.py).
+threads = (
+    _settings["THREADS"] + _settings["QUEUE"] + _settings["FETCHES"] + _settings["RESERVED_THREADS"]
+)
 worker_class = "gthread"
 wsgi_app = "app.web.factory:create_app()"
 # No control socket: it lives at a fixed path in the home folder, which several servers

@@ -203,7 +203,15 @@ SETTINGS = (
         "FETCHES",
         4,
         int,
-        "Network reads of remote sources a web process runs at once; more get 503 at once.",
+        "Remote loads (Hub or URL) a web process runs at once, each reading in a thread of"
+        " its own and holding no sandbox while it reads; more get 503 at once.",
+    ),
+    Setting(
+        "CLIENT_FETCHES",
+        1,
+        int,
+        "Remote loads one client (address, IPv6 /64) may have running at once in each"
+        " worker; more get 429 at once (0: no limit).",
     ),
     Setting(
         "FETCH_REDIRECTS",
@@ -219,7 +227,7 @@ SETTINGS = (
         int,
         "Expensive requests (rendering, tokenizing, analysing, reading uploads) each worker"
         " runs at once, each with a sandbox process of its own; gunicorn runs THREADS +"
-        " QUEUE + RESERVED_THREADS request threads per worker.",
+        " QUEUE + FETCHES + RESERVED_THREADS request threads per worker.",
     ),
     Setting(
         "QUEUE",

@@ -17,7 +17,7 @@ import pytest
 
 from app.budget import OverLimit
 from app.web import admission
-from app.web.admission import Gate, gate_from_config
+from app.web.admission import FetchSlots, Gate, fetch_slots_from_config, gate_from_config
 from app.web.factory import create_app
 from app.web.observability import ACCESS_LOGGER
 
@@ -189,6 +189,37 @@ def test_settings_out_of_range_name_their_variable(app, setting, value):
         gate_from_config({**app.config, setting: value})
 
 
+@pytest.mark.parametrize(("setting", "value"), [("FETCHES", 0), ("CLIENT_FETCHES", -1)])
+def test_fetch_settings_out_of_range_name_their_variable(app, setting, value):
+    with pytest.raises(ValueError, match=f"PLAYGROUND_{setting}"):
+        fetch_slots_from_config({**app.config, setting: value})
+
+
+# --------------------------------------------------------------------------- fetch slots
+
+
+def test_fetch_slots_refuse_a_client_over_its_limit_and_everyone_when_full():
+    slots = FetchSlots(slots=3, per_client=2)
+    slots.enter("a")
+    slots.enter("a")
+    refused = refusal(lambda: slots.enter("a"))
+    assert (refused.status, refused.type, refused.limit) == (
+        429,
+        "TooManyRequests",
+        "client_fetches",
+    )
+    assert "PLAYGROUND_CLIENT_FETCHES" in refused.message
+    slots.enter("b")
+    full = refusal(lambda: slots.enter("c"))
+    assert (full.status, full.type, full.limit) == (503, "ServiceUnavailable", "fetches")
+    assert "PLAYGROUND_FETCHES" in full.message
+    slots.leave("a")
+    slots.enter("c")  # a slot given back is taken at once
+    for client in ("a", "b", "c"):
+        slots.leave(client)
+    assert not slots._clients  # past clients leave no keys behind
+
+
 # --------------------------------------------------------------------------- the app
 
 #: What the README calls expensive and cheap (an unknown share or source id is fine: the
@@ -201,8 +232,6 @@ EXPENSIVE = [
     ("POST", "/api/tokenize"),
     ("POST", "/api/sources/gguf"),
     ("POST", "/api/sources/hf"),
-    ("POST", "/api/sources/hub"),
-    ("POST", "/api/sources/url"),
     ("POST", "/api/shares"),
     ("GET", "/"),
     ("POST", "/"),
@@ -211,6 +240,11 @@ EXPENSIVE = [
     ("GET", "/s/0123456789abcdef01234567"),
     # A source this process has not seen is rebuilt in a source worker.
     ("GET", "/api/sources/0123"),
+]
+#: Remote loads: a fetch slot for the whole request, a sandbox slot only while they parse.
+REMOTE = [
+    ("POST", "/api/sources/hub"),
+    ("POST", "/api/sources/url"),
 ]
 CHEAP = [
     ("GET", "/healthz"),
@@ -247,9 +281,11 @@ def access_log() -> Iterator[list[str]]:
 
 def test_every_route_is_either_expensive_or_cheap(limited_app):
     urls = limited_app.url_map.bind("localhost")
-    listed = {urls.match(path, method)[0] for method, path in EXPENSIVE + CHEAP}
+    listed = {urls.match(path, method)[0] for method, path in EXPENSIVE + REMOTE + CHEAP}
     routes = {rule.endpoint for rule in limited_app.url_map.iter_rules()}
-    assert listed == routes, "classify the new route in EXPENSIVE or CHEAP (and the README)"
+    assert listed == routes, "classify the new route in EXPENSIVE, REMOTE or CHEAP (and the README)"
+    remote = {urls.match(path, method)[0] for method, path in REMOTE}
+    assert remote == admission.REMOTE_ENDPOINTS
 
 
 def test_expensive_requests_count_and_cheap_ones_do_not(limited_app):
@@ -261,7 +297,7 @@ def test_expensive_requests_count_and_cheap_ones_do_not(limited_app):
             answer = client.open(path, method=method, data={"template": "x"})
             assert answer.status_code == 429, (method, path)
             assert answer.headers["Retry-After"] == str(admission.RETRY_AFTER_SECONDS)
-        for method, path in CHEAP:
+        for method, path in CHEAP + REMOTE:
             answer = client.open(path, method=method, data={"template": "x"})
             assert answer.status_code not in (429, 503), (method, path)
         other = client.get("/", environ_base={"REMOTE_ADDR": "203.0.113.5"})
@@ -269,6 +305,22 @@ def test_expensive_requests_count_and_cheap_ones_do_not(limited_app):
     finally:
         doors.leave(held)
     assert doors.counts() == (0, 0)
+
+
+def test_remote_loads_count_as_fetches_and_nothing_else_does(limited_app):
+    fetches = limited_app.extensions["fetch_slots"]
+    client = limited_app.test_client()
+    fetches.enter("127.0.0.1")  # the test client's one remote load
+    try:
+        for method, path in REMOTE:
+            answer = client.open(path, method=method, json={"url": "x", "repo": "x/y"})
+            assert (answer.status_code, answer.json["error"]["limit"]) == (429, "client_fetches")
+        for method, path in EXPENSIVE + CHEAP:
+            answer = client.open(path, method=method, data={"template": "x"})
+            assert answer.status_code not in (429, 503), (method, path)
+    finally:
+        fetches.leave("127.0.0.1")
+    assert not fetches._clients
 
 
 def test_a_refusal_is_json_and_logged_with_its_limit(limited_app, access_log):

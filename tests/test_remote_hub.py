@@ -15,6 +15,7 @@ from transformers import AutoTokenizer
 from app.sources import remote
 from app.sources.hub import Listing, parse_reference
 from app.sources.remote_sources import RemoteSettings, RemoteSources
+from app.web.admission import sandbox_slot
 from tests.support.fake_hub import FakeHub, Repo
 from tests.support.remote_fixtures import (
     GGUF_TEMPLATE,
@@ -24,6 +25,7 @@ from tests.support.remote_fixtures import (
     transformers_repo,
 )
 from tests.support.sources import built
+from tests.support.trickle_host import TrickleHost
 
 TOKEN = "hf_fixture_secret_token"
 MiB = 1 << 20
@@ -41,6 +43,7 @@ def hub(tmp_path_factory) -> FakeHub:
         "org/gated": Repo(config_only_repo(root / "gated"), gated_token=TOKEN),
         "org/busy": Repo(config_only_repo(root / "busy"), rate_limited=True),
         "org/slow": Repo(config_only_repo(root / "slow"), delay=3.0),
+        "org/trickle": Repo(config_only_repo(root / "trickle"), trickle=True),
     }
     empty = root / "nothing"
     (empty / "docs").mkdir(parents=True)
@@ -58,7 +61,9 @@ def remote_with(app, hub):
 
     def install(**settings) -> RemoteSources:
         base = RemoteSettings(hf_endpoint=hub.url, seconds=10.0)
-        sources = RemoteSources(app.extensions["source_store"], replace(base, **settings))
+        sources = RemoteSources(
+            app.extensions["source_store"], replace(base, **settings), parse_slot=sandbox_slot
+        )
         app.extensions["remote_sources"] = sources
         made.append(sources)
         return sources
@@ -242,6 +247,36 @@ def test_a_slow_hub_is_504_naming_it_within_the_timeout(client, hub, remote_with
     assert response.json["error"]["limit"] == "fetch_seconds"
 
 
+def test_a_hub_that_trickles_its_answer_is_cut_off_at_the_deadline(client, remote_with):
+    hub = TrickleHost(interval=0.2)
+    try:
+        remote_with(hf_endpoint=hub.url, seconds=1.0, threads=1)
+        started = time.monotonic()
+        first = load(client, repo="org/templates")
+        assert (first.status_code, first.json["error"]["limit"]) == (504, "fetch_seconds")
+        assert time.monotonic() - started < 2.0
+        [lifetime] = hub.wait_closed(1, timeout=3.0)
+        assert lifetime < 1.0 + 1.0, "the connection outlived the budget by over a second"
+        second = load(client, repo="org/templates")
+        assert (second.status_code, second.json["error"]["limit"]) == (504, "fetch_seconds")
+    finally:
+        hub.close()
+
+
+def test_a_file_trickled_on_a_connection_the_listing_opened_is_cut_off_too(
+    client, hub, remote_with
+):
+    # The listing is answered at once; its connection must not be kept for the file read,
+    # whose sockets the deadline would then not know.
+    remote_with(seconds=1.0, threads=1)
+    started = time.monotonic()
+    first = load(client, repo="org/trickle")
+    assert (first.status_code, first.json["error"]["limit"]) == (504, "fetch_seconds")
+    assert time.monotonic() - started < 2.0
+    second = load(client, repo="org/trickle")
+    assert (second.status_code, second.json["error"]["limit"]) == (504, "fetch_seconds")
+
+
 def test_an_unreachable_hub_is_504_naming_it(client, remote_with):
     remote_with(hf_endpoint="http://127.0.0.1:9")
     response = load(client, repo="org/templates")
@@ -286,7 +321,11 @@ def test_every_fetch_thread_busy_is_503_at_once(app, hub, remote_with):
     try:
         while not any("org/slow" in path for _, path, _ in hub.requests):
             time.sleep(0.01)
-        response = load(app.test_client(), repo="org/templates")
+        # From another address: one client has one remote load at a time.
+        response = app.test_client().post(
+            "/api/sources/hub", json={"repo": "org/templates"},
+            environ_base={"REMOTE_ADDR": "127.0.0.2"},
+        )  # fmt: skip
         assert response.status_code == 503
         assert response.json["error"]["limit"] == "fetches"
         assert response.headers["Retry-After"] == "2"

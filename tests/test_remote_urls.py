@@ -10,8 +10,10 @@ import pytest
 
 from app.sources import public_url
 from app.sources.remote_sources import RemoteSettings, RemoteSources
+from app.web.admission import sandbox_slot
 from tests.support.fake_hub import RangeHost
 from tests.support.remote_fixtures import GGUF_TEMPLATE, SPARSE_BYTES, gguf_file
+from tests.support.trickle_host import TrickleHost
 
 MiB = 1 << 20
 
@@ -39,7 +41,9 @@ def remote_with(app):
 
     def install(**settings) -> RemoteSources:
         sources = RemoteSources(
-            app.extensions["source_store"], replace(RemoteSettings(seconds=10.0), **settings)
+            app.extensions["source_store"],
+            replace(RemoteSettings(seconds=10.0), **settings),
+            parse_slot=sandbox_slot,
         )
         app.extensions["remote_sources"] = sources
         made.append(sources)
@@ -184,6 +188,44 @@ def test_a_slow_host_is_504_within_the_timeout(client, remote_with):
         assert "127.0.0.1" in response.json["error"]["message"]
     finally:
         listener.close()
+
+
+def test_a_host_that_trickles_its_headers_is_cut_off_at_the_deadline(client, remote_with):
+    # One byte every 0.2 s never trips a read timeout: only a deadline for the whole
+    # exchange ends it, and the fetch thread must be free again right after.
+    host = TrickleHost(interval=0.2)
+    try:
+        remote_with(allow_private=True, seconds=1.0, threads=1)
+        started = time.monotonic()
+        first = load(client, f"{host.url}/x.gguf")
+        assert (first.status_code, first.json["error"]["limit"]) == (504, "fetch_seconds")
+        assert time.monotonic() - started < 2.0
+        [lifetime] = host.wait_closed(1, timeout=3.0)
+        assert lifetime < 1.0 + 1.0, "the connection outlived the budget by over a second"
+        # The one fetch thread is free: the next read is taken, not refused as busy.
+        second = load(client, f"{host.url}/x.gguf")
+        assert (second.status_code, second.json["error"]["limit"]) == (504, "fetch_seconds")
+        assert host.accepted == 2
+    finally:
+        host.close()
+
+
+def test_a_load_takes_a_sandbox_slot_only_to_parse_what_it_read(
+    app, client, remote_with, private_host
+):
+    remote_with(allow_private=True)
+    gate = app.extensions["admission"]
+    held = [gate.enter("127.0.0.1") for _ in range(gate.per_client)]  # at the client's limit
+    try:
+        refused = load(client, f"{private_host.url}/models/big.gguf")
+    finally:
+        for ticket in held:
+            gate.leave(ticket)
+    # The header was read without a slot; parsing it needed one, and the client had none.
+    assert private_host.requests
+    assert (refused.status_code, refused.json["error"]["limit"]) == (429, "client_concurrency")
+    assert load(client, f"{private_host.url}/models/big.gguf").status_code == 200
+    assert gate.counts() == (0, 0)
 
 
 def test_a_missing_file_is_404(client, remote_with, private_host):

@@ -43,6 +43,10 @@ _REFERENCE = re.compile(
 )
 #: Read sizes of one streamed answer.
 _CHUNK = 1 << 16
+#: Sent with every request: a connection serves one request and is closed. The client
+#: would otherwise keep it for the next read, whose deadline (`app.sources.deadline`)
+#: knows only the sockets that read connected itself.
+_ONE_USE = {"Connection": "close"}
 
 
 @dataclass(frozen=True)
@@ -164,7 +168,8 @@ class Hub:
 
         revision = reference.revision or "main"
         with self._errors(budget, reference.repo):
-            info = HfApi(endpoint=self.endpoint, token=self._token).model_info(
+            api = HfApi(endpoint=self.endpoint, token=self._token, headers=_ONE_USE)
+            info = api.model_info(
                 reference.repo, revision=revision, files_metadata=True, timeout=budget.remaining()
             )
         if not info.sha:
@@ -180,7 +185,8 @@ class Hub:
 
         url = hf_hub_url(listing.repo, path, revision=listing.sha, endpoint=self.endpoint)
         headers = build_hf_headers(token=self._token, library_name="chat-template-playground")
-        headers.update({"Range": f"bytes={start}-{end - 1}", "Accept-Encoding": "identity"})
+        headers.update({"Range": f"bytes={start}-{end - 1}", "Accept-Encoding": "identity",
+                        **_ONE_USE})  # fmt: skip
         with (
             self._errors(budget, listing.repo, path),
             get_session().stream(

@@ -3,9 +3,9 @@ the bounded threads that do the network reads, and the growing read of a GGUF he
 
 A remote read waits on someone else's server, so it never runs in the request thread:
 `Fetchers` runs it in one of a few threads per web process and the request waits at
-most what is left of its time budget (then answers 504; the read stops on its own
-timeouts soon after). Parsing stays in the request thread, which hands it to a source
-worker as uploads do.
+most what is left of its time budget, then answers 504 and shuts the read's sockets down
+(`app.sources.deadline`), so the thread is free again at once. Parsing stays in the
+request thread, which hands it to a source worker as uploads do.
 """
 
 from __future__ import annotations
@@ -15,14 +15,19 @@ import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as WaitTimeout
+from concurrent.futures import wait as wait_for
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
 from app.errors import ApiError
+from app.sources.deadline import Exchange
 from app.sources.gguf import IncompleteHeader
 
 T = TypeVar("T")
 
+#: Seconds a request whose read was cut at its deadline waits for the read's thread to
+#: finish before it answers 504.
+CUT_GRACE_SECONDS = 1.0
 #: The first bytes of a GGUF file read: most headers fit (a 150k-token vocabulary takes
 #: about 3 MiB); a longer one asks for more (`need_bytes`).
 FIRST_GGUF_BYTES = 4 << 20
@@ -111,23 +116,30 @@ class Fetchers:
         """`read()` in a fetch thread; its answer, its error, or a 504 at the deadline."""
         if not self._free.acquire(blocking=False):
             raise RemoteError(
-                "Busy",
+                "ServiceUnavailable",
                 "Every thread that reads remote sources here is busy (PLAYGROUND_FETCHES); "
                 "try again in a few seconds.",
                 503,
                 {"limit": "fetches"},
                 retry_after=2,
             )
+        exchange = Exchange()
         try:
-            future = self._pool.submit(read)
+            future = self._pool.submit(exchange.run, read)
         except BaseException:
             self._free.release()
             raise
         future.add_done_callback(lambda _: self._free.release())
         try:
-            return future.result(timeout=budget.remaining())
+            return future.result(timeout=max(0.0, budget.deadline - time.monotonic()))
         except WaitTimeout:
+            # The deadline: the read's sockets are shut down, so its thread is free now,
+            # not when the remote server stops sending.
             future.cancel()
+            exchange.cut()
+            # A cut read unwinds in milliseconds: answer once its thread is free, so that
+            # the next request finds it free (unless it is stuck in a DNS lookup).
+            wait_for([future], timeout=CUT_GRACE_SECONDS)
             raise budget.timeout() from None
 
     def close(self) -> None:

@@ -10,6 +10,7 @@ whatever the repository holds later.
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
@@ -39,11 +40,21 @@ class RemoteSettings:
 
 
 class RemoteSources:
-    """Loads Hub repositories and GGUF URLs into a `SourceStore`."""
+    """Loads Hub repositories and GGUF URLs into a `SourceStore`.
 
-    def __init__(self, store: SourceStore, settings: RemoteSettings) -> None:
+    `parse_slot` is held around each parse of what was read (the service's admission: a
+    load holds no sandbox slot while it waits on the network, only while it parses).
+    """
+
+    def __init__(
+        self,
+        store: SourceStore,
+        settings: RemoteSettings,
+        parse_slot: Callable[[], AbstractContextManager[object]] = nullcontext,
+    ) -> None:
         self.store = store
         self.settings = settings
+        self.parse_slot = parse_slot
         self.hub = Hub(settings.hf_endpoint, settings.hf_token)
         self.urls = PublicURLReader(
             allow_private=settings.allow_private, max_redirects=settings.redirects
@@ -109,7 +120,8 @@ class RemoteSources:
                 message = f"{path} in {listing.repo} is not UTF-8 text"
                 raise SourceRefused(Refused("HFFileError", message, file=path))
             files[path] = data
-        return self.store.load_hf(files)
+        with self.parse_slot():
+            return self.store.load_hf(files)
 
     def _hub_gguf(self, listing: Listing, file: str, budget: Budget) -> Source:
         def read_more(start: int, end: int) -> bytes:
@@ -127,7 +139,8 @@ class RemoteSources:
         budget: Budget,
     ) -> Source:
         def parse(prefix: bytes) -> Source | IncompleteHeader:
-            return self.store.load_gguf(prefix, name)
+            with self.parse_slot():
+                return self.store.load_gguf(prefix, name)
 
         return grow_header(read_more, parse, file_size=file_size, max_bytes=budget.max_bytes)
 

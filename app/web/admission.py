@@ -17,10 +17,16 @@ Fairness, by client (`client_key()`: the address, IPv6 by /64):
   other slots to everyone else. (CPU time counts, not slow answers: on a busy server
   every answer is slow, but a request's CPU time does not grow with the load.)
 
-gunicorn runs `PLAYGROUND_RESERVED_THREADS` more request threads than admitted and
-waiting requests can hold, so health checks, static files, stored shares, the library
-and the refusals themselves always find a thread. A refusal is an `OverLimit` with
-`Retry-After` naming its limit; nothing waits longer than the queue allows.
+Remote loads (a Hub repository, a GGUF URL) wait on someone else's server, so they hold
+no slot while they read: they take one of `PLAYGROUND_FETCHES` fetch slots, at most
+`PLAYGROUND_CLIENT_FETCHES` per client, and never wait for one. Only their parse (in a
+source worker) takes a slot, for as long as it runs (`sandbox_slot`). A slow server thus
+costs fetch slots, never the sandboxes that renders need.
+
+gunicorn runs `PLAYGROUND_RESERVED_THREADS` more request threads than admitted, waiting
+and fetching requests can hold, so health checks, static files, stored shares, the
+library and the refusals themselves always find a thread. A refusal is an `OverLimit`
+with `Retry-After` naming its limit; nothing waits longer than the queue allows.
 """
 
 from __future__ import annotations
@@ -28,11 +34,12 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter, OrderedDict, deque
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from flask import Flask, g, request
+from flask import Flask, current_app, g, request
 
 from app.budget import OverLimit
 from app.web.clients import client_key
@@ -69,6 +76,11 @@ CHEAP_ENDPOINTS = frozenset(
         "page.download_template",
     }
 )
+
+
+#: Endpoints that read from the network on the visitor's behalf: they take a fetch slot,
+#: and a sandbox slot only while they parse what they read.
+REMOTE_ENDPOINTS = frozenset({"remote.load_hub", "remote.load_url"})
 
 
 @dataclass(frozen=True)
@@ -240,6 +252,44 @@ def _refusal(limit: str, status: int, kind: str, message: str) -> OverLimit:
     )
 
 
+class FetchSlots:
+    """The remote loads of one web process: at most `slots` at once, `per_client` per
+    client (0: no such limit). Nobody waits: a load is refused at once."""
+
+    def __init__(self, slots: int, per_client: int) -> None:
+        self.slots = slots
+        self.per_client = per_client
+        self._lock = threading.Lock()
+        self._clients: Counter[str] = Counter()
+
+    def enter(self, client: str) -> None:
+        """Take a fetch slot for `client`; `OverLimit` 429 or 503 when there is none."""
+        with self._lock:
+            if self.per_client and self._clients[client] >= self.per_client:
+                raise _refusal(
+                    "client_fetches",
+                    429,
+                    "TooManyRequests",
+                    f"You already have {self.per_client} remote loads (Hub or URL) running"
+                    " here (PLAYGROUND_CLIENT_FETCHES).",
+                )
+            if self._clients.total() >= self.slots:
+                raise _refusal(
+                    "fetches",
+                    503,
+                    "ServiceUnavailable",
+                    f"All {self.slots} remote loads this process runs at once are under way"
+                    " (PLAYGROUND_FETCHES).",
+                )
+            self._clients[client] += 1
+
+    def leave(self, client: str) -> None:
+        with self._lock:
+            self._clients[client] -= 1
+            if self._clients[client] <= 0:
+                del self._clients[client]
+
+
 def gate_from_config(config: Mapping[str, Any]) -> Gate:
     """The gate a Flask config describes; a value out of range names its variable."""
     slots = int(config["THREADS"])
@@ -260,6 +310,14 @@ def gate_from_config(config: Mapping[str, Any]) -> Gate:
     )
 
 
+def fetch_slots_from_config(config: Mapping[str, Any]) -> FetchSlots:
+    """The fetch slots a Flask config describes; a value out of range names its variable."""
+    for key, low in {"FETCHES": 1, "CLIENT_FETCHES": 0}.items():
+        if int(config[key]) < low:
+            raise ValueError(f"PLAYGROUND_{key}={config[key]} is out of range (at least {low}).")
+    return FetchSlots(int(config["FETCHES"]), int(config["CLIENT_FETCHES"]))
+
+
 def is_expensive() -> bool:
     """Whether this request may render, tokenize, analyse or parse an upload.
 
@@ -270,6 +328,31 @@ def is_expensive() -> bool:
     return request.endpoint not in CHEAP_ENDPOINTS
 
 
+def _costly() -> bool:
+    """Whether what this request ran so far used much CPU time or ran out of a limit."""
+    return g.get("render_limit") in COSTLY_LIMITS or g.get("worker_cpu", 0.0) > HEAVY_CPU_SECONDS
+
+
+def _enter(gate: Gate) -> Ticket:
+    try:
+        return gate.enter(client_key())
+    except OverLimit as refused:
+        g.admission_limit = refused.limit
+        raise
+
+
+@contextmanager
+def sandbox_slot() -> Iterator[None]:
+    """A slot for the expensive part of a remote load (parsing what it read), held only
+    while that part runs; refused as any expensive request would be."""
+    gate: Gate = current_app.extensions["admission"]
+    ticket = _enter(gate)
+    try:
+        yield
+    finally:
+        gate.leave(ticket, ran_out=_costly())
+
+
 def register(app: Flask) -> None:
     """Admit or refuse every expensive request before its view runs; free its slot after.
 
@@ -277,24 +360,30 @@ def register(app: Flask) -> None:
     the wait; a refusal's limit is logged as `limit` (`g.admission_limit`).
     """
     gate = gate_from_config(app.config)
+    fetches = fetch_slots_from_config(app.config)
     app.extensions["admission"] = gate
+    app.extensions["fetch_slots"] = fetches
 
     @app.before_request
     def admit() -> None:
         if not is_expensive():
             return
-        try:
-            g.admission_ticket = gate.enter(client_key())
-        except OverLimit as refused:
-            g.admission_limit = refused.limit
-            raise
+        if request.endpoint in REMOTE_ENDPOINTS:
+            client = client_key()
+            try:
+                fetches.enter(client)
+            except OverLimit as refused:
+                g.admission_limit = refused.limit
+                raise
+            g.fetch_client = client
+            return
+        g.admission_ticket = _enter(gate)
 
     @app.teardown_request
     def release(_: BaseException | None) -> None:
         ticket = g.pop("admission_ticket", None)
         if ticket is not None:
-            costly = (
-                g.get("render_limit") in COSTLY_LIMITS
-                or g.get("worker_cpu", 0.0) > HEAVY_CPU_SECONDS
-            )
-            gate.leave(ticket, ran_out=costly)
+            gate.leave(ticket, ran_out=_costly())
+        client = g.pop("fetch_client", None)
+        if client is not None:
+            fetches.leave(client)

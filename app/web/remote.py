@@ -10,6 +10,7 @@ from app.config import max_upload_bytes
 from app.errors import RequestError
 from app.sources.hub import Reference, parse_reference
 from app.sources.remote_sources import RemoteSettings, RemoteSources
+from app.web.admission import sandbox_slot
 from app.web.api import json_body
 
 blueprint = Blueprint("remote", __name__)
@@ -30,7 +31,9 @@ def install(app: Flask) -> None:
         redirects=int(config["FETCH_REDIRECTS"]),
         max_bytes=max_upload_bytes(config),
     )
-    app.extensions["remote_sources"] = RemoteSources(app.extensions["source_store"], settings)
+    app.extensions["remote_sources"] = RemoteSources(
+        app.extensions["source_store"], settings, parse_slot=sandbox_slot
+    )
     app.register_blueprint(blueprint)
 
 

@@ -51,6 +51,8 @@ class Repo:
     rate_limited: bool = False
     #: Seconds to wait before answering anything.
     delay: float = 0.0
+    #: Answer the model info, then send each file's headers a byte every 0.2 s, forever.
+    trickle: bool = False
 
     def files(self) -> dict[str, Path]:
         return {
@@ -225,6 +227,9 @@ class FakeHub:
             return
         if not self._allowed(handler, repo, body):
             return
+        if repo.trickle:
+            _trickle(handler)
+            return
         file = repo.files().get(match["path"])
         if file is None:
             handler.error(404, "EntryNotFound", "Entry not found", body)
@@ -245,6 +250,15 @@ class FakeHub:
             handler.answer(403, {}, b"signature expired", body)
             return
         handler.send_file(file, {"ETag": f'"{_etag(repo, match["path"])}"'}, body)
+
+
+def _trickle(handler: _Handler) -> None:
+    """A status line and a header that never ends, a byte every 0.2 s, until the client
+    closes the connection."""
+    for byte in b"HTTP/1.1 200 OK\r\nX-Slow: " + b"a" * 10_000:
+        handler.wfile.write(bytes([byte]))
+        handler.wfile.flush()
+        time.sleep(0.2)
 
 
 def _etag(repo: Repo, name: str) -> str:
