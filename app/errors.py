@@ -12,6 +12,40 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, ClassVar
 
+#: The most characters of an error message. A template can raise with any text
+#: (`raise_exception('x' * 10**8)`), a reason may quote a 200,000-character merge: each
+#: is cut where the error is made, in the worker, so megabytes never reach the web
+#: process and the page.
+MESSAGE_CHARS = 4000
+#: The most characters of an error's type or limit name (normally a class name).
+NAME_CHARS = 100
+
+
+def plain_text(value: object, fallback: str) -> str:
+    """`value` as a plain `str`: a template can raise with any object as its message (a
+    cycler, a macro, a loop), whose text is all that may leave the worker."""
+    if isinstance(value, str):
+        return str.__str__(value)  # a subclass (Markup) becomes a plain string
+    try:
+        return str(value)
+    except Exception:  # a strict undefined value, say; CPU-time stops still propagate
+        return fallback
+
+
+def bounded_text(value: object, fallback: str, max_chars: int = MESSAGE_CHARS) -> str:
+    """`value` as plain text of at most about `max_chars` characters. A longer text loses
+    its middle, where a message quotes what it refuses ("merge '…' makes a token that is
+    not in the vocabulary"), and says how much was cut there."""
+    text = plain_text(value, fallback)
+    if len(text) <= max_chars:
+        return text
+    # The result stays within `max_chars` (the note takes at most 64), so cutting it
+    # again, as unpickling a problem does, changes nothing.
+    kept = max_chars - 64
+    head, tail = kept * 3 // 4, kept - kept * 3 // 4
+    cut = len(text) - head - tail
+    return f"{text[:head]} … [{cut:,} of {len(text):,} characters cut] … {text[-tail:]}"
+
 
 class ApiError(Exception):
     """Base of every error with an HTTP answer.

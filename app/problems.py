@@ -12,7 +12,7 @@ from typing import ClassVar
 from jinja2 import Environment
 from jinja2.exceptions import TemplateSyntaxError
 
-from app.errors import ApiError
+from app.errors import NAME_CHARS, ApiError, bounded_text, plain_text
 
 #: Jinja compiles templates to Python code whose frames carry this file name and,
 #: after Jinja rewrites the traceback, the template's own line numbers.
@@ -37,6 +37,13 @@ class TemplateProblem(ApiError):
 
     status: ClassVar[int] = 422
     title: ClassVar[str] = "The template failed"
+
+    def __post_init__(self) -> None:
+        # Whoever makes a problem, whatever a template raised: plain, bounded values only.
+        self.type = bounded_text(self.type, "Error", NAME_CHARS) or "Error"
+        self.message = bounded_text(self.message, self.type) or self.type
+        self.line = self.line if type(self.line) is int else None
+        self.limit = None if self.limit is None else bounded_text(self.limit, "", NAME_CHARS)
 
     def __str__(self) -> str:
         where = f" (line {self.line})" if self.line else ""
@@ -110,5 +117,7 @@ def problem_from_exception(error: BaseException) -> TemplateProblem:
         return limit_exceeded(
             "recursion", "The template nests or recurses too deeply to render.", line
         )
-    message = getattr(error, "message", None) or str(error) or type(error).__name__
+    message = getattr(error, "message", None)
+    if message is None:
+        message = plain_text(error, type(error).__name__)
     return TemplateProblem(type(error).__name__, message, line)

@@ -209,3 +209,14 @@ def test_every_json_answer_writes_non_finite_floats_as_null(app):
 def test_boolean_split_keys_are_not_shard_numbers():
     assert split_info({"split.no": False, "split.count": True}) is None
     assert split_info({"split.no": 0, "split.count": 2}) == {"shard": 1, "count": 2, "first": True}
+
+
+def test_a_reason_quoting_a_huge_merge_is_cut_in_the_worker(client):
+    # The reason quoted the merge whole: 200 kB of it in every answer about the source.
+    status, answer = upload(client, gguf({**BPE, K + "merges": strings("a " + "b" * 200_000)}))
+    assert status == 200
+    reason = answer["tokenizer"]["reason"]
+    assert answer["tokenizer"]["supported"] is False
+    assert "not in the vocabulary" in reason
+    assert "characters cut]" in reason
+    assert len(json.dumps(answer)) < 8 * 1024

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import re
 import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from app.errors import MESSAGE_CHARS
+from app.render.engines import ENGINES
 from tests.support.reference import reference_render
 
 HELLO = [{"role": "user", "content": "Hello!"}]
@@ -141,3 +145,48 @@ def test_objects_raised_by_a_template_come_back_as_text(live_server, name, engin
     assert error["limit"] is None, "misreported as a limit"
     assert isinstance(error["message"], str)
     assert words in error["message"]
+
+
+@pytest.mark.parametrize("path", ["/api/analyze", "/api/diff", "/fragments/output"])
+@pytest.mark.parametrize("name", ["cycler", "loop", "self", "lipsum"])
+def test_objects_raised_by_a_template_are_text_on_every_endpoint(client, path, name):
+    # /api/render answered 422; /api/analyze answered 500, because the portability rows
+    # carried the raised object itself back from the worker.
+    template, words = RAISED_OBJECTS[name]
+    body = {"template": template, "messages": HELLO}
+    if path == "/api/diff":
+        body = {"left": body, "right": {**body, "template": "x"}}
+    if path == "/fragments/output":
+        form = {"template": template, "messages": json.dumps(HELLO), "view": "analysis"}
+        response = client.post(path, data=form)
+    else:
+        response = client.post(path, json=body)
+    assert response.status_code in (200, 422), response.get_data()[:300]
+    assert words in response.get_data(as_text=True)
+
+
+#: A message of 8 million characters, built by doubling: every engine's Jinja can do it.
+LONG_MESSAGE = (
+    "{% set ns = namespace(s='x') %}{% for i in range(23) %}{% set ns.s = ns.s ~ ns.s %}"
+    "{% endfor %}{{ raise_exception(ns.s) }}"
+)
+
+
+@pytest.mark.parametrize("engine", sorted(ENGINES))
+def test_error_text_is_cut_in_the_worker_by_every_engine(client, engine):
+    # It came back whole: an 8 MB 422 (100 MB for a 100 MB message), and three times
+    # that in an analysis.
+    body = {"template": LONG_MESSAGE, "messages": HELLO, "engine": engine}
+    rendered = client.post("/api/render", json=body)
+    assert rendered.status_code == 422
+    assert len(rendered.get_data()) < 8 * 1024
+    message = rendered.json["error"]["message"]
+    cut = re.search(r"\[[\d,]+ of ([\d,]+) characters cut\]", message)
+    assert cut and int(cut[1].replace(",", "")) >= 2**23, message[-100:]
+    assert len(message) <= MESSAGE_CHARS
+    diffed = client.post("/api/diff", json={"left": body, "right": {**body, "template": "x"}})
+    assert diffed.status_code == 200
+    assert len(diffed.get_data()) < 8 * 1024
+    analysed = client.post("/api/analyze", json=body)
+    assert analysed.status_code == 200
+    assert len(analysed.get_data()) < 64 * 1024

@@ -149,27 +149,6 @@ def run_guarded(cpu_seconds: float, payload: bytes) -> bytes:
             _restore_priority()
 
 
-def _text(value: Any, fallback: str) -> str:
-    if isinstance(value, str):
-        return str.__str__(value)
-    try:
-        return str(value)
-    except BaseException:
-        return fallback
-
-
-def plain_problem(problem: TemplateProblem) -> TemplateProblem:
-    """The same problem with only built-in values in its fields.
-
-    A template can raise with any object as its message (`raise_exception(cycler())`, a
-    macro, a loop): it is turned into its text here, in the worker.
-    """
-    kind = _text(problem.type, "Error")
-    line = problem.line if type(problem.line) is int else None
-    limit = _text(problem.limit, "") or None if problem.limit is not None else None
-    return TemplateProblem(kind, _text(problem.message, kind) or kind, line, limit)
-
-
 def _pickled_problem(problem: TemplateProblem, cpu: float) -> bytes:
-    answer = (False, plain_problem(problem), cpu)
+    answer = (False, problem, cpu)
     return pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL)

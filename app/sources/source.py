@@ -12,6 +12,7 @@ import hashlib
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from app.errors import bounded_text
 from app.sources.gguf_model import GGUFSource
 from app.sources.hf import HFSource
 
@@ -45,6 +46,12 @@ class TokenizerInfo:
     #: The limit building it ran into, when that is why it is not supported.
     limit: str | None = None
     state: str = READY
+
+    def __post_init__(self) -> None:
+        # A reason may quote the vocabulary (a merge of 200,000 characters): it is cut
+        # where it is made, in the source worker.
+        if self.reason is not None:
+            object.__setattr__(self, "reason", bounded_text(self.reason, "unsupported"))
 
     def to_json(self) -> dict[str, Any]:
         """What the API says about the tokenizer: model, pre, size, whether it is exact,

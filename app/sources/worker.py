@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from app.errors import bounded_text
 from app.pool.guard import CpuTimeExceeded
 from app.sources.gguf import GGUFError, IncompleteHeader, read_header
 from app.sources.gguf_model import source_from_header
@@ -63,6 +64,10 @@ class Refused:
     offset: int | None = None
     file: str | None = None
     limit: str | None = None
+
+    def __post_init__(self) -> None:
+        # Cut here, in the worker: a message may quote what it refuses.
+        object.__setattr__(self, "message", bounded_text(self.message, self.type))
 
 
 @dataclass(frozen=True)
