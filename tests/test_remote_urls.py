@@ -97,6 +97,7 @@ def test_a_private_server_is_refused_by_default_and_read_when_allowed(
         ("https://user:secret@example.com/x.gguf", "user name or password"),
         ("http:///x.gguf", "names no host"),
         ("http://[64:ff9b::a9fe:a9fe]/x.gguf", "not a public address"),
+        ("http://[::ffff:0:7f00:1]/x.gguf", "not a public address"),  # SIIT, to 127.0.0.1
         ("http://exa\u200dmple\u00ad..com/x.gguf", "not a valid domain name"),
     ],
 )
@@ -116,6 +117,8 @@ def test_refusals(client, remote_with, url, words):
      # IPv6 that carries an IPv4 address: NAT64, 6to4 and IPv4-compatible forms reach it.
      ("64:ff9b::7f00:1", False), ("64:ff9b:1::a9fe:a9fe", False), ("64:ff9b::a00:1", False),
      ("2002:a00:1::", False), ("::127.0.0.1", False),
+     # SIIT's IPv4-translated form (::ffff:0:a.b.c.d, RFC 7915) reaches the address too.
+     ("::ffff:0:7f00:1", False), ("::ffff:0:a9fe:a9fe", False), ("::ffff:0:808:808", True),
      ("64:ff9b::808:808", True), ("2002:808:808::", True)],
 )  # fmt: skip
 def test_which_addresses_are_public(address, public):

@@ -46,15 +46,20 @@ def refused(message: str) -> RemoteError:
 
 
 #: IPv6 prefixes that carry an IPv4 address in their last 32 bits and reach it through a
-#: translator (NAT64: RFC 6052's well-known prefix and RFC 8215's local one), which
-#: `ipaddress` counts as global whatever IPv4 address they carry.
-NAT64_PREFIXES = (ipaddress.ip_network("64:ff9b::/96"), ipaddress.ip_network("64:ff9b:1::/48"))
+#: translator (NAT64: RFC 6052's well-known prefix and RFC 8215's local one; SIIT's
+#: IPv4-translated addresses, RFC 7915), which `ipaddress` may count as global whatever
+#: IPv4 address they carry.
+TRANSLATED_PREFIXES = (
+    ipaddress.ip_network("64:ff9b::/96"),
+    ipaddress.ip_network("64:ff9b:1::/48"),
+    ipaddress.ip_network("::ffff:0:0:0/96"),
+)
 
 
 def is_public(address: str) -> bool:
     """Whether an address is on the public internet. An IPv6 address that carries an IPv4
-    one (IPv4-mapped, IPv4-compatible, 6to4, NAT64) counts as the IPv4 address it carries:
-    `64:ff9b::a9fe:a9fe` reaches 169.254.169.254 on a NAT64 network."""
+    one (IPv4-mapped, IPv4-compatible, 6to4, NAT64, SIIT) counts as the IPv4 address it
+    carries: `64:ff9b::a9fe:a9fe` reaches 169.254.169.254 on a NAT64 network."""
     ip = ipaddress.ip_address(address.split("%", 1)[0])
     if isinstance(ip, ipaddress.IPv6Address):
         ip = _carried_ipv4(ip) or ip
@@ -67,7 +72,7 @@ def _carried_ipv4(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
     if ip.sixtofour is not None:
         return ip.sixtofour
     last_32_bits = ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
-    if any(ip in prefix for prefix in NAT64_PREFIXES):
+    if any(ip in prefix for prefix in TRANSLATED_PREFIXES):
         return last_32_bits
     if int(ip) >> 32 == 0 and int(ip) > 1:  # ::a.b.c.d, IPv4-compatible (not :: or ::1)
         return last_32_bits
