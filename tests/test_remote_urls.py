@@ -79,6 +79,34 @@ def test_a_private_server_is_refused_by_default_and_read_when_allowed(
     assert private_host.bytes_sent() < 32 * MiB
 
 
+def test_a_url_on_the_configured_hub_endpoint_is_trusted_and_nothing_else_private(
+    client, private_host, remote_with, model
+):
+    # A private Hub mirror the operator set up: its Hub ids were read, its URLs refused.
+    other = RangeHost()
+    other.files["/elsewhere.gguf"] = model
+    try:
+        remote_with(hf_endpoint=f"{private_host.url}/")
+        loaded = load(client, f"{private_host.url}/models/big.gguf")
+        assert loaded.status_code == 200, loaded.get_data()
+        assert loaded.json["templates"] == {"default": GGUF_TEMPLATE}
+        # Another private server, and a redirect from the mirror to one, are not trusted.
+        refused = load(client, f"{other.url}/elsewhere.gguf")
+        assert refused.status_code == 400
+        assert "not a public address" in refused.json["error"]["message"]
+        private_host.redirects["/moved.gguf"] = f"{other.url}/elsewhere.gguf"
+        redirected = load(client, f"{private_host.url}/moved.gguf")
+        assert redirected.status_code == 400
+        assert other.requests == []
+    finally:
+        other.close()
+
+
+def test_a_hub_endpoint_that_is_no_url_names_its_setting():
+    with pytest.raises(ValueError, match="PLAYGROUND_HF_ENDPOINT"):
+        public_url.PublicURLReader(allow_private=False, max_redirects=1, trusted="ftp://x")
+
+
 @pytest.mark.parametrize(
     ("url", "words"),
     [

@@ -80,11 +80,19 @@ def _carried_ipv4(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
 
 
 class PublicURLReader:
-    """Reads byte ranges of URLs under the rules above."""
+    """Reads byte ranges of URLs under the rules above. `trusted` is the origin (scheme,
+    host, port) of the operator's own Hub endpoint, `PLAYGROUND_HF_ENDPOINT`: a private
+    mirror is read by URL as its model ids are, and no other private address is."""
 
-    def __init__(self, *, allow_private: bool, max_redirects: int) -> None:
+    def __init__(
+        self, *, allow_private: bool, max_redirects: int, trusted: str | None = None
+    ) -> None:
         self.allow_private = allow_private
         self.max_redirects = max_redirects
+        try:
+            self.trusted = self._origin(trusted) if trusted else None
+        except RemoteError as error:
+            raise ValueError(f"PLAYGROUND_HF_ENDPOINT={trusted!r}: {error}") from None
 
     def check(self, url: str) -> None:
         """Refuse a URL by its form alone (scheme, credentials, host), before any read."""
@@ -134,16 +142,22 @@ class PublicURLReader:
         path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         return parts.scheme, host, port or (443 if parts.scheme == "https" else 80), path
 
+    def _origin(self, url: str) -> tuple[str, str, int]:
+        scheme, host, port, _ = self._parse(url)
+        return scheme, host.lower(), port
+
     def _target(self, url: str, budget: Budget) -> Target:
-        """The hop's checked address: every address of the host must be allowed."""
+        """The hop's checked address: every address of the host must be allowed (unless
+        the hop is on the trusted endpoint)."""
         scheme, host, port, path = self._parse(url)
+        trusted = self.allow_private or (scheme, host.lower(), port) == self.trusted
         budget.remaining()
         try:
             found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
         except (OSError, UnicodeError):
             raise RemoteError("Unreachable", f"The host {host} is not known.", 502) from None
         addresses = list(dict.fromkeys(info[4][0] for info in found))
-        if not self.allow_private:
+        if not trusted:
             blocked = [address for address in addresses if not is_public(address)]
             if blocked:
                 raise refused(

@@ -57,7 +57,9 @@ class RemoteSources:
         self.parse_slot = parse_slot
         self.hub = Hub(settings.hf_endpoint, settings.hf_token)
         self.urls = PublicURLReader(
-            allow_private=settings.allow_private, max_redirects=settings.redirects
+            allow_private=settings.allow_private,
+            max_redirects=settings.redirects,
+            trusted=settings.hf_endpoint,
         )
         self.fetchers = Fetchers(settings.threads)
 
