@@ -159,6 +159,13 @@ SETTINGS = (
         " sources idle for 2 hours that no share shows gets 507. 0: no cap.",
     ),
     Setting(
+        "SHARE_STORAGE_MB",
+        1024,
+        float,
+        "Total size of stored shares (MiB, as stored: compressed); a new share that does not"
+        " fit gets 507. Shares are never deleted. 0: no cap.",
+    ),
+    Setting(
         "SOURCE_TTL_DAYS",
         30,
         float,

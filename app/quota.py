@@ -11,7 +11,8 @@ Sources take room in the database until nobody uses them: each one's last use is
 written (at most once an hour per process), sources unused for the lifetime are deleted
 on later writes, and a new source that does not fit under the cap first makes room by
 deleting the least recently used of those idle for two hours. A source that some share
-shows is never deleted: the share keeps it. Shares themselves are never deleted.
+shows is never deleted: the share keeps it. Shares themselves are never deleted: their
+total (as stored, compressed) has a cap of its own, past which a new share is refused.
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ class QuotaSettings:
     write_burst_bytes: int
     source_storage_bytes: int
     source_ttl_seconds: float
+    share_storage_bytes: int = 0
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> QuotaSettings:
@@ -73,6 +75,7 @@ class QuotaSettings:
             write_burst_bytes=int(float(config["WRITE_BURST_MB"]) * MIB),
             source_storage_bytes=max(0, int(float(config["SOURCE_STORAGE_MB"]) * MIB)),
             source_ttl_seconds=max(0.0, float(config["SOURCE_TTL_DAYS"]) * DAY_SECONDS),
+            share_storage_bytes=max(0, int(float(config["SHARE_STORAGE_MB"]) * MIB)),
         )
 
     def rule(self) -> BucketRule:
@@ -145,6 +148,30 @@ class Quota:
         """Give back bytes charged for something that was not stored after all."""
         if client is not None and self.settings.write_bytes_per_minute and size > 0:
             self.database.return_tokens(client, self.rule, size)
+
+    # --- shares ----------------------------------------------------------------------------
+
+    def keep_share(
+        self, client: str | None, share_id: str, state: str, source_id: str | None
+    ) -> None:
+        """Store a share for a client: charged (its text's bytes) only when new, refused
+        with 507 when the shares' total would pass their cap (and then not charged).
+        Shares are never deleted, so a full store stays full until the operator acts."""
+        if self.database.share_exists(share_id):
+            return
+        size = len(state.encode("utf-8"))
+        self.charge(client, size)
+        cap = self.settings.share_storage_bytes
+        try:
+            new = self.database.put_share(share_id, state, source_id, cap)
+        except StorageFull as full:
+            self.refund(client, size)
+            raise self._shares_full(full) from None
+        except BaseException:
+            self.refund(client, size)
+            raise
+        if not new:  # another process stored it in between
+            self.refund(client, size)
 
     # --- sources ---------------------------------------------------------------------------
 
@@ -249,12 +276,29 @@ class Quota:
             f" {grace_hours:g} hours, and this source needs {full.need_bytes / MIB:,.1f} MiB."
             " Try again later; the operator can raise PLAYGROUND_SOURCE_STORAGE_MB."
         )
-        fields = {
-            "need_bytes": full.need_bytes,
-            "used_bytes": full.used_bytes,
-            "max_bytes": full.max_bytes,
-        }
-        return OverLimit("source_storage_mb", message, 507, "StorageFull", fields)
+        return _full("source_storage_mb", message, full)
+
+    def _shares_full(self, full: StorageFull) -> OverLimit:
+        message = (
+            f"Share storage is full: {full.used_bytes / MIB:,.1f} of {full.max_bytes / MIB:,.1f}"
+            f" MiB are taken by shares, which are kept forever, and this one needs"
+            f" {full.need_bytes:,} bytes (compressed). Every share made so far still opens;"
+            " the operator can raise PLAYGROUND_SHARE_STORAGE_MB."
+        )
+        return _full("share_storage_mb", message, full)
+
+
+class ShareKeeper:
+    """What the share store calls to store a share, on behalf of the client that
+    `client()` names (None outside a request: not charged)."""
+
+    def __init__(self, quota: Quota, client: Callable[[], str | None]) -> None:
+        self.quota = quota
+        self.client = client
+
+    def put(self, share_id: str, state: str, source_id: str | None) -> None:
+        """Store a share's canonical text (see `Quota.keep_share`)."""
+        self.quota.keep_share(self.client(), share_id, state, source_id)
 
 
 class SourceKeeper:
@@ -295,6 +339,13 @@ def _refill_seconds(rule: BucketRule) -> float:
         if rate
     ]
     return max(times, default=0.0)
+
+
+def _full(limit: str, message: str, full: StorageFull) -> OverLimit:
+    """The 507 of a store whose cap `full` says is reached."""
+    fields = {"need_bytes": full.need_bytes, "used_bytes": full.used_bytes,
+              "max_bytes": full.max_bytes}  # fmt: skip
+    return OverLimit(limit, message, 507, "StorageFull", fields)
 
 
 def _rate_limited(limit: str, message: str, seconds: int) -> OverLimit:

@@ -277,6 +277,23 @@ def test_a_source_refused_for_lack_of_room_costs_the_client_nothing(make_app):
     assert statuses == [507, 507, 507]
 
 
+def test_a_share_refused_for_lack_of_room_costs_the_client_nothing(make_app, database_url):
+    limits = {"WRITE_MB_PER_MINUTE": 1, "WRITE_BURST_MB": 2, "SHARE_STORAGE_MB": 0.5}
+    client = make_app(DATABASE_URL=database_url, WRITES_PER_MINUTE=0, **limits).test_client()
+
+    def hex_share(kib: int, seed: int):
+        # Hex digits: zlib halves them, no more. Charged at their text's size.
+        text = hashlib.shake_256(str(seed).encode()).hexdigest(kib * 1024 // 2)
+        body = {"template": text, "messages": [], "now": "2024-01-01T00:00"}
+        return client.post("/api/shares", json=body)
+
+    assert hex_share(800, 0).status_code == 201  # ~400 KiB of the 512 stored
+    # 500 KiB of text each, 1.5 MiB if charged and refused three times: more than the
+    # 1.2 MiB left of the allowance, so a 429.
+    assert [hex_share(500, seed).status_code for seed in (1, 2, 3)] == [507, 507, 507]
+    assert hex_share(20, 4).status_code == 201  # a small one still fits
+
+
 @needs_shared
 def test_a_shared_source_outlives_expiry_and_the_cap_and_its_share_still_renders(
     storage_app, make_app, database_url
@@ -423,7 +440,9 @@ def stored_bytes(data_dir: Path) -> tuple[int, int]:
     """Bytes of sources and of shares in a server's database, read from outside."""
     with sqlite3.connect(data_dir / "playground.db") as db:
         sources = db.execute("SELECT COALESCE(SUM(length(data)), 0) FROM sources").fetchone()
-        shares = db.execute("SELECT COALESCE(SUM(length(state)), 0) FROM shares").fetchone()
+        shares = db.execute(
+            "SELECT COALESCE(SUM(length(state) + COALESCE(length(packed), 0)), 0) FROM shares"
+        ).fetchone()
     return sources[0], shares[0]
 
 

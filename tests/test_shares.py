@@ -193,6 +193,40 @@ def test_over_the_cap_is_413_counting_utf8_bytes(make_app):
     assert error["max_bytes"] == 1024 and error["size_bytes"] > 1200
 
 
+def random_text(size: int, seed: int) -> str:
+    """Text zlib cannot shrink much: what an attacker filling the storage would send."""
+    return hashlib.shake_256(str(seed).encode()).hexdigest(size // 2)
+
+
+def test_shares_past_the_total_cap_are_507_and_every_stored_one_stays(make_app):
+    # Shares had no total cap: one address could store 16 MB a minute, forever.
+    app = make_app(SHARE_STORAGE_MB=0.25, WRITES_PER_MINUTE=0, WRITE_MB_PER_MINUTE=0)
+    client = app.test_client()
+    body = {"messages": HELLO, "now": "2024-01-01T00:00:00"}
+    made, refused = [], None
+    for seed in range(20):
+        response = post(client, {**body, "template": random_text(30_000, seed)})
+        if response.status_code != 201:
+            refused = response
+            break
+        made.append((response.json["id"], seed))
+    assert refused is not None and 5 <= len(made) < 20, len(made)
+    error = refused.json["error"]
+    assert (refused.status_code, error["type"], error["limit"]) == (
+        507,
+        "StorageFull",
+        "share_storage_mb",
+    )
+    assert "PLAYGROUND_SHARE_STORAGE_MB" in error["message"]
+    assert error["max_bytes"] == 256 * 1024 and error["used_bytes"] <= error["max_bytes"]
+    # Every share acknowledged is there, whole; one shared again is still 200.
+    for share, seed in made:
+        assert client.get(f"/s/{share}.json").json["template"] == random_text(30_000, seed)
+    again = post(client, {**body, "template": random_text(30_000, made[0][1])})
+    assert (again.status_code, again.json["id"]) == (200, made[0][0])
+    assert app.extensions["database"].share_usage().count == len(made)
+
+
 # --- storage ----------------------------------------------------------------------------
 
 

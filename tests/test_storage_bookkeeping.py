@@ -14,7 +14,15 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from app.storage import Bucket, BucketRule, Database, Room, SourceUsage, StorageFull
+from app.storage import (
+    Bucket,
+    BucketRule,
+    Database,
+    Room,
+    ShareUsage,
+    SourceUsage,
+    StorageFull,
+)
 from app.storage.postgres import PostgresDatabase
 from app.storage.sqlite import SqliteDatabase
 from tests.support.postgres import fresh_postgres_url, postgres_url  # noqa: F401 (pytest fixtures)
@@ -202,6 +210,73 @@ def test_the_cap_holds_with_many_writers_at_once(backend):
     check.close()
 
 
+# --- shares: compressed, counted, capped --------------------------------------------------
+
+
+def long_state(tag: str, messages: int = 2000) -> str:
+    turns = ",".join(f'{{"role":"user","content":"Hello {n}, ü!"}}' for n in range(messages))
+    return f'{{"messages":[{turns}],"template":"{tag}"}}'
+
+
+def test_a_share_is_stored_compressed_and_read_back_exactly(db):
+    state = long_state("compressed")
+    assert db.put_share("d" * 24, state)
+    assert db.get_share("d" * 24) == state
+    [(stored,)] = raw(db, "SELECT length(packed) FROM shares WHERE id = ?", ("d" * 24,))
+    assert stored < len(state.encode()) / 10
+    assert db.share_usage() == ShareUsage(count=1, total_bytes=stored)
+
+
+def test_a_new_share_over_the_cap_is_refused_and_every_stored_one_kept(db):
+    first, second = long_state("first"), long_state("second")
+    assert db.put_share("e" * 24, first, max_bytes=10_000)
+    used = db.share_usage().total_bytes
+    with pytest.raises(StorageFull) as full:
+        db.put_share("f" * 24, second, max_bytes=used + 10)
+    assert (full.value.what, full.value.used_bytes, full.value.max_bytes) == (
+        "share",
+        used,
+        used + 10,
+    )
+    assert full.value.need_bytes > 10
+    assert db.get_share("f" * 24) is None  # nothing of it stored
+    assert db.get_share("e" * 24) == first  # and nothing else deleted to make room
+    assert db.share_usage() == ShareUsage(count=1, total_bytes=used)
+    # A share already stored is stored: never refused, never counted twice.
+    assert db.put_share("e" * 24, first, max_bytes=1) is False
+    assert db.share_usage() == ShareUsage(count=1, total_bytes=used)
+
+
+def test_the_share_cap_holds_with_many_writers_at_once(backend):
+    """Eight connections store shares at once: never over the cap, never miscounted."""
+    probe = open_db(backend)
+    probe.put_share("0" * 24, long_state("probe"))
+    size = probe.share_usage().total_bytes  # what one such share takes, compressed
+    probe.close()
+    start = threading.Barrier(8)
+    cap = size * 21 + size // 2  # room for 20 more
+
+    def writer(n: int) -> tuple[int, int]:
+        database = open_db(backend)
+        start.wait()
+        stored = refused = 0
+        for k in range(5):
+            try:
+                stored += database.put_share(f"{n:012x}{k:012x}", long_state("probe"), None, cap)
+            except StorageFull:
+                refused += 1
+        database.close()
+        return stored, refused
+
+    with ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(writer, range(1, 9)))
+    assert sum(stored for stored, _ in results) == 20
+    assert sum(refused for _, refused in results) == 20
+    check = open_db(backend)
+    assert check.share_usage() == ShareUsage(21, 21 * size)
+    check.close()
+
+
 # --- rate buckets --------------------------------------------------------------------------
 
 
@@ -277,6 +352,9 @@ def test_a_database_from_the_previous_version_is_migrated_on_first_use(backend):
 
     db = open_db(backend)
     assert db.get_share("a" * 24) == rows[0][1]  # the old rows read as before
+    # They count, uncompressed, towards the shares' cap.
+    old_bytes = sum(len(state.encode()) for _, state in rows)
+    assert db.share_usage() == ShareUsage(count=len(rows), total_bytes=old_bytes)
     assert db.get_source(kept).data == b"k" * 700
     assert db.source_usage() == SourceUsage(count=3, total_bytes=1100, pinned_bytes=800)
     # Existing sources count as used at the upgrade: a full lifetime from now on.
@@ -286,7 +364,7 @@ def test_a_database_from_the_previous_version_is_migrated_on_first_use(backend):
 
     again = open_db(backend)  # a second start migrates nothing twice
     assert again.source_usage() == SourceUsage(count=2, total_bytes=800, pinned_bytes=800)
-    assert migrations(again) == [1]
+    assert migrations(again) == [1, 2]
     again.close()
 
 

@@ -1,14 +1,13 @@
 """Shares kept in the database (SQLite or PostgreSQL), one immutable row per content id.
 
 The store turns states into canonical JSON and ids; the `Database` (see `app.storage`)
-only keeps text by id. Nothing is opened until the first call.
+only keeps text by id (compressed). Nothing is opened until the first call.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from app.shares.state import SHARE_ID, canonical_json, share_id
 from app.storage import URL_VARIABLE, Database, open_database
@@ -18,17 +17,24 @@ from app.untrusted_json import DEFAULT_MAX_DEPTH, loads
 __all__ = ["DEFAULT_FILE", "URL_VARIABLE", "ShareStore", "database_path"]
 
 
+class Keeper(Protocol):
+    """Stores a share within limits (`app.quota.ShareKeeper`)."""
+
+    def put(self, share_id: str, state: str, source_id: str | None) -> None:
+        """Store `state` under `share_id`, or raise to refuse it."""
+        ...
+
+
 class ShareStore:
     """Immutable shares by content id; safe to share between threads and processes."""
 
-    def __init__(
-        self, database: Database | Path, before_new: Callable[[int], None] | None = None
-    ) -> None:
+    def __init__(self, database: Database | Path, keeper: Keeper | None = None) -> None:
         # A path is a SQLite file: the short form tests and scripts use.
         self.database = SqliteDatabase(database) if isinstance(database, Path) else database
-        #: Told the size in bytes of a share about to be stored for the first time; may
-        #: raise to refuse it (the per-client allowance of stored bytes).
-        self.before_new = before_new
+        #: Stores a new share on behalf of a client, within the service's limits (the
+        #: per-client allowance, the shares' total cap: `app.quota`); may refuse it.
+        #: Without one, shares are stored without limits (scripts, tests).
+        self.keeper = keeper
 
     @classmethod
     def from_url(cls, url: str, default_folder: Path) -> ShareStore:
@@ -44,9 +50,10 @@ class ShareStore:
         """
         canonical = canonical_json(state)
         new_id = share_id(canonical)
-        if self.before_new is not None and not self.database.share_exists(new_id):
-            self.before_new(len(canonical.encode("utf-8")))
-        self.database.put_share(new_id, canonical, _source_id(state))
+        if self.keeper is not None:
+            self.keeper.put(new_id, canonical, _source_id(state))
+        else:
+            self.database.put_share(new_id, canonical, _source_id(state))
         return new_id
 
     def get(self, share_id: str, max_depth: int = DEFAULT_MAX_DEPTH) -> dict[str, Any] | None:

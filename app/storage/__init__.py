@@ -2,18 +2,21 @@
 
 Shares and sources are immutable and addressed by content id:
 
-- `shares(id, state, created_at)`: a share's canonical JSON text, kept forever;
+- `shares(id, state, packed, created_at)`: a share's canonical JSON text, kept forever,
+  compressed (`packed`, zlib; rows stored before compression keep their text in `state`);
 - `sources(id, kind, data, created_at)`: what a source was built from (the GGUF bytes up
   to the end of the KV section, or the Hugging Face files as JSON), so that any replica
   can rebuild a source it has never seen.
 
-Writes are insert-or-ignore: the first row written for an id is kept. Beside them, three
+Writes are insert-or-ignore: the first row written for an id is kept. Beside them,
 bookkeeping tables (`app.storage.schema`) let the service bound what visitors store:
 
 - `source_usage(id, size_bytes, last_used)`: each source's size and when it was last used,
   so that sources nobody uses can be deleted and the total can be capped;
 - `share_sources(share_id, source_id)`: which source a share shows; such a source is
   never deleted, so a link keeps working forever;
+- `share_usage(id, count, size_bytes)`: one row, how many shares are stored and the bytes
+  they take, so that their total can be capped without summing every row;
 - `rate_buckets(client, requests, bytes, updated_at)`: per-client token buckets, kept in
   the database so that every process and replica draws on the same allowance.
 
@@ -53,6 +56,13 @@ class SourceUsage(NamedTuple):
     pinned_bytes: int
 
 
+class ShareUsage(NamedTuple):
+    """What stored shares take: how many, and their bytes as stored."""
+
+    count: int
+    total_bytes: int
+
+
 @dataclass(frozen=True)
 class Room:
     """How much room sources may take, and which may be deleted to make room.
@@ -70,16 +80,18 @@ class Room:
 
 @dataclass
 class StorageFull(Exception):
-    """A new source does not fit under the cap, even after deleting what may go."""
+    """A new source or share (`what`) does not fit under its cap, even after deleting what
+    may go (shares never go)."""
 
     need_bytes: int
     used_bytes: int
     max_bytes: int
+    what: str = "source"
 
     def __str__(self) -> str:
         return (
-            f"A new source of {self.need_bytes:,} bytes does not fit: {self.used_bytes:,} of"
-            f" {self.max_bytes:,} bytes are taken by sources that may not be deleted yet."
+            f"A new {self.what} of {self.need_bytes:,} bytes does not fit: {self.used_bytes:,}"
+            f" of {self.max_bytes:,} bytes are taken by {self.what}s that may not be deleted."
         )
 
 
@@ -121,9 +133,13 @@ class Database(ABC):
     """
 
     @abstractmethod
-    def put_share(self, share_id: str, state: str, source_id: str | None = None) -> bool:
-        """Store a share's canonical JSON under its id, unless that id is already stored,
-        with the id of the source it shows (which is then never deleted). True if new."""
+    def put_share(
+        self, share_id: str, state: str, source_id: str | None = None, max_bytes: int = 0
+    ) -> bool:
+        """Store a share's canonical JSON (compressed) under its id, unless that id is
+        already stored, with the id of the source it shows (which is then never deleted).
+        True if new. With `max_bytes`, a new share that would take the shares past it is
+        refused with `StorageFull` and nothing is stored; shares are never deleted."""
 
     @abstractmethod
     def get_share(self, share_id: str) -> str | None:
@@ -132,6 +148,10 @@ class Database(ABC):
     @abstractmethod
     def share_exists(self, share_id: str) -> bool:
         """Whether a share is stored under this id (without reading its state)."""
+
+    @abstractmethod
+    def share_usage(self) -> ShareUsage:
+        """How many shares are stored and how many bytes they take."""
 
     @abstractmethod
     def put_source(

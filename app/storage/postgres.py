@@ -164,7 +164,7 @@ class PostgresDatabase(SqlDatabase):
             setup.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
             for statement in _SCHEMA:
                 setup.execute(statement)
-            migrate(_Transaction(setup), time.time())
+            migrate(_Transaction(setup), time.time(), "BYTEA")
         self._ready = True
 
 

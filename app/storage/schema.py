@@ -1,6 +1,6 @@
 """The bookkeeping tables, and the migrations that add them to an older database.
 
-The `shares` and `sources` tables stay exactly as earlier versions made them (each
+The `shares` and `sources` tables are created as the first version made them (each
 backend creates them), so old files and databases still open. Everything added since is
 a numbered migration, applied once, on first use, inside the transaction (and lock) in
 which a process prepares the database; `schema_migrations` records what was applied.
@@ -112,19 +112,49 @@ def _track_existing(tx: Transaction, now: float) -> None:
         last = rows[-1][0]
 
 
+_COMPRESSED_SHARES = (
+    # `state` stays as it is (NOT NULL): new rows leave it empty and hold `packed`.
+    "ALTER TABLE shares ADD COLUMN packed {blob}",
+    """
+    CREATE TABLE share_usage (
+        id INTEGER PRIMARY KEY,
+        count BIGINT NOT NULL,
+        size_bytes BIGINT NOT NULL
+    )
+    """,
+)
+
+
+def _count_existing_shares(tx: Transaction, now: float) -> None:
+    """The shares already stored, uncompressed, counted towards the shares' cap."""
+    count, size, last = 0, 0, ""
+    while rows := tx.execute(
+        "SELECT id, state FROM shares WHERE id > ? ORDER BY id LIMIT ?", (last, BACKFILL_BATCH)
+    ).rows:
+        count += len(rows)
+        size += sum(len(state.encode("utf-8")) for _, state in rows)
+        last = rows[-1][0]
+    tx.execute("INSERT INTO share_usage (id, count, size_bytes) VALUES (1, ?, ?)", (count, size))
+
+
 class Migration(NamedTuple):
-    """One step: its number, its DDL, then what fills the new tables from the old ones."""
+    """One step: its number, its DDL (`{blob}` is the backend's type for bytes), then what
+    fills the new tables from the old ones."""
 
     version: int
     statements: tuple[str, ...]
     backfill: Callable[[Transaction, float], None]
 
 
-MIGRATIONS = (Migration(1, _BOOKKEEPING, _track_existing),)
+MIGRATIONS = (
+    Migration(1, _BOOKKEEPING, _track_existing),
+    Migration(2, _COMPRESSED_SHARES, _count_existing_shares),
+)
 
 
-def migrate(tx: Transaction, now: float) -> list[int]:
-    """Apply the migrations this database lacks, in order; the versions applied.
+def migrate(tx: Transaction, now: float, blob: str) -> list[int]:
+    """Apply the migrations this database lacks, in order; the versions applied. `blob`
+    is the backend's column type for bytes (SQLite `BLOB`, PostgreSQL `BYTEA`).
 
     Run inside the transaction that prepares the database, under its lock, so that two
     processes (or replicas) starting together apply each step once.
@@ -136,7 +166,7 @@ def migrate(tx: Transaction, now: float) -> list[int]:
         if migration.version in done:
             continue
         for statement in migration.statements:
-            tx.execute(statement)
+            tx.execute(statement.format(blob=blob))
         migration.backfill(tx, now)
         tx.execute(
             "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)",

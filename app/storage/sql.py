@@ -9,6 +9,7 @@ only SQL that SQLite and PostgreSQL both accept (`ON CONFLICT`, `RETURNING`).
 from __future__ import annotations
 
 import time
+import zlib
 from abc import abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
@@ -18,6 +19,7 @@ from app.storage import (
     BucketRule,
     Database,
     Room,
+    ShareUsage,
     SourceUsage,
     StorageFull,
     StoredSource,
@@ -31,6 +33,38 @@ T = TypeVar("T")
 CLOCK_SLACK_SECONDS = 0.001
 
 _UNPINNED = "NOT EXISTS (SELECT 1 FROM share_sources p WHERE p.source_id = u.id)"
+
+_INSERT_SHARE = (
+    "INSERT INTO shares (id, state, packed, created_at) VALUES (?, '', ?, {now})"
+    " ON CONFLICT (id) DO NOTHING"
+)
+#: One more share of `?` bytes, unless the total would pass the cap (`?`; 0: no cap).
+_COUNT_SHARE = """
+    UPDATE share_usage SET count = count + 1, size_bytes = size_bytes + ?
+    WHERE id = 1 AND (? + size_bytes <= ? OR ? = 0)
+"""
+
+_SHARE_USAGE = "SELECT count, size_bytes FROM share_usage WHERE id = 1"
+
+
+def _share_usage(rows: list[tuple]) -> ShareUsage:
+    return ShareUsage(*(int(value) for value in rows[0])) if rows else ShareUsage(0, 0)
+
+
+#: zlib's level for shares: states are JSON text, which it shrinks five to twenty times;
+#: higher levels gain little and cost more time.
+_ZLIB_LEVEL = 6
+
+
+def pack_text(text: str) -> bytes:
+    """A share's canonical text as stored: UTF-8, zlib-compressed."""
+    return zlib.compress(text.encode("utf-8"), _ZLIB_LEVEL)
+
+
+def unpack_text(packed: bytes) -> str:
+    """The text `pack_text` stored."""
+    return zlib.decompress(packed).decode("utf-8")
+
 
 _CANDIDATES = f"""
     SELECT id, size_bytes FROM source_usage u
@@ -68,33 +102,44 @@ class SqlDatabase(Database):
 
     # --- shares -----------------------------------------------------------------------
 
-    def put_share(self, share_id: str, state: str, source_id: str | None = None) -> bool:
-        insert = (
-            f"INSERT INTO shares (id, state, created_at) VALUES (?, ?, {self.now_sql})"
-            " ON CONFLICT (id) DO NOTHING"
-        )
-        if source_id is None:
-            return self._execute(insert, (share_id, state)).rowcount == 1
+    def put_share(
+        self, share_id: str, state: str, source_id: str | None = None, max_bytes: int = 0
+    ) -> bool:
+        packed = pack_text(state)
 
         def work(tx: Transaction) -> bool:
-            # The link in the same transaction: a share never exists without it. The lock
-            # (shared) waits for a deletion that may have just chosen this source.
-            new = tx.execute(insert, (share_id, state)).rowcount == 1
-            tx.execute(
-                "INSERT INTO share_sources (share_id, source_id) VALUES (?, ?)"
-                " ON CONFLICT (share_id) DO NOTHING",
-                (share_id, source_id),
-            )
-            return new
+            new = tx.execute(_INSERT_SHARE.format(now=self.now_sql), (share_id, packed)).rowcount
+            if new:
+                # The count and the cap in the same statement: concurrent writers each see
+                # the total the one before them left (a row lock, or SQLite's one writer).
+                size = len(packed)
+                if not tx.execute(_COUNT_SHARE, (size, size, max_bytes, max_bytes)).rowcount:
+                    used = _share_usage(tx.execute(_SHARE_USAGE).rows).total_bytes
+                    raise StorageFull(size, used, max_bytes, what="share")  # rolls back
+            if source_id is not None:
+                # The link in the same transaction: a share never exists without it. The
+                # lock (shared) waits for a deletion that may have just chosen this source.
+                tx.execute(
+                    "INSERT INTO share_sources (share_id, source_id) VALUES (?, ?)"
+                    " ON CONFLICT (share_id) DO NOTHING",
+                    (share_id, source_id),
+                )
+            return bool(new)
 
         return self._atomically(work, exclusive=False)
 
     def get_share(self, share_id: str) -> str | None:
-        rows = self._execute("SELECT state FROM shares WHERE id = ?", (share_id,)).rows
-        return rows[0][0] if rows else None
+        rows = self._execute("SELECT state, packed FROM shares WHERE id = ?", (share_id,)).rows
+        if not rows:
+            return None
+        state, packed = rows[0]
+        return state if packed is None else unpack_text(bytes(packed))
 
     def share_exists(self, share_id: str) -> bool:
         return bool(self._execute("SELECT 1 FROM shares WHERE id = ?", (share_id,)).rows)
+
+    def share_usage(self) -> ShareUsage:
+        return _share_usage(self._execute(_SHARE_USAGE).rows)
 
     # --- sources ----------------------------------------------------------------------
 

@@ -174,7 +174,7 @@ class SqliteDatabase(SqlDatabase):
 def _create_tables(tx: Transaction) -> None:
     for statement in _SCHEMA:
         tx.execute(statement)
-    migrate(tx, time.time())
+    migrate(tx, time.time(), "BLOB")
 
 
 class _Transaction:

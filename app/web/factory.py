@@ -66,7 +66,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
 
     guard = WriteGuard(database, QuotaSettings.from_config(app.config))
     guard.install(app)
-    app.extensions["share_store"] = ShareStore(database, before_new=guard.charge_share)
+    app.extensions["share_store"] = ShareStore(database, keeper=guard.shares)
     # Uploads are parsed, and tokenizers built and run, only in bounded source workers.
     source_workers = observability.MeasuredSourceWorkers(
         lanes=int(app.config["SOURCE_WORKERS"]),

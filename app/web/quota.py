@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from flask import Flask, has_request_context, request
 
-from app.quota import Quota, QuotaSettings, SourceKeeper
+from app.quota import Quota, QuotaSettings, ShareKeeper, SourceKeeper
 from app.storage import Database
 from app.web.clients import client_key
 
@@ -38,10 +38,7 @@ class WriteGuard:
     def __init__(self, database: Database, settings: QuotaSettings) -> None:
         self.quota = Quota(database, settings)
         self.sources = SourceKeeper(self.quota, current_client)
-
-    def charge_share(self, size: int) -> None:
-        """A new share of `size` bytes is about to be stored for the current client."""
-        self.quota.charge(current_client(), size)
+        self.shares = ShareKeeper(self.quota, current_client)
 
     def install(self, app: Flask) -> None:
         """Count writes before their views run; expired sources go on the way."""
