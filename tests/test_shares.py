@@ -261,6 +261,25 @@ def test_wal_mode_and_full_sync_are_on(tmp_path):
     assert store.database.connection().execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
 
 
+def test_processes_that_open_a_new_file_together_all_start(tmp_path):
+    # Workers starting at once on a new file: SQLite refuses the switch to WAL with
+    # "database is locked", at once, to one of them in about 30 rounds of 8 here.
+    for round_number in range(200):
+        path = tmp_path / f"new-{round_number}.db"
+        start = threading.Barrier(8)
+
+        def open_and_read(_: int, path: Path = path, start: threading.Barrier = start) -> int:
+            store = ShareStore(path)  # a store of its own: as another process would
+            start.wait()
+            try:
+                return store.database.share_usage().count
+            finally:
+                store.database.close()
+
+        with ThreadPoolExecutor(8) as pool:
+            assert list(pool.map(open_and_read, range(8))) == [0] * 8
+
+
 def test_concurrent_puts_from_8_threads_are_all_readable(tmp_path):
     store = ShareStore(tmp_path / "busy.db")  # fresh: the threads also race to create it
     start = threading.Barrier(8)

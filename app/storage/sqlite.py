@@ -159,7 +159,7 @@ class SqliteDatabase(SqlDatabase):
             )
             try:
                 # WAL is a property of the file: set once, every later connection has it.
-                mode = connection.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+                mode = _switch_to_wal(connection)
                 if mode != "wal":
                     raise RuntimeError(
                         f"SQLite refused WAL mode for {self.path} (got {mode!r}); "
@@ -169,6 +169,23 @@ class SqliteDatabase(SqlDatabase):
             finally:
                 connection.close()
             self._ready = True
+
+
+def _switch_to_wal(connection: sqlite3.Connection) -> str:
+    """`PRAGMA journal_mode=WAL`, asked again while another process holds the new file.
+
+    SQLite answers "database is locked" at once, without waiting its busy timeout, when
+    several processes open a new file together and one is still switching it (seen about
+    once in 30 starts of 8 at once), so the wait is ours, as long as a migration's.
+    """
+    deadline = time.monotonic() + MIGRATION_TIMEOUT_SECONDS
+    while True:
+        try:
+            return str(connection.execute("PRAGMA journal_mode=WAL").fetchone()[0])
+        except sqlite3.OperationalError as error:
+            if "locked" not in str(error) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
 
 
 def _create_tables(tx: Transaction) -> None:
