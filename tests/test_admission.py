@@ -16,10 +16,10 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from app.budget import OverLimit
-from app.web import admission
-from app.web.admission import FetchSlots, Gate, fetch_slots_from_config, gate_from_config
+from app.web import admission, slots
 from app.web.factory import create_app
 from app.web.observability import ACCESS_LOGGER
+from app.web.slots import FetchSlots, Gate, fetch_slots_from_config, gate_from_config
 
 
 def gate(**overrides: float) -> Gate:
@@ -37,8 +37,8 @@ def gate(**overrides: float) -> Gate:
 def refusal(call) -> OverLimit:
     with pytest.raises(OverLimit) as refused:
         call()
-    assert refused.value.headers["Retry-After"] == str(admission.RETRY_AFTER_SECONDS)
-    assert f"Retry after {admission.RETRY_AFTER_SECONDS} s" in refused.value.message
+    assert refused.value.headers["Retry-After"] == str(slots.RETRY_AFTER_SECONDS)
+    assert f"Retry after {slots.RETRY_AFTER_SECONDS} s" in refused.value.message
     return refused.value
 
 
@@ -134,8 +134,8 @@ def test_only_requests_that_ran_out_make_their_client_heavy():
 
 
 def test_heavy_clients_are_forgotten_in_time_and_kept_in_bounds(monkeypatch):
-    monkeypatch.setattr(admission, "HEAVY_SECONDS", 0.1)
-    monkeypatch.setattr(admission, "HEAVY_CLIENTS_KEPT", 3)
+    monkeypatch.setattr(slots, "HEAVY_SECONDS", 0.1)
+    monkeypatch.setattr(slots, "HEAVY_CLIENTS_KEPT", 3)
     doors = gate(slots=2, heavy_slots=1)
     for client in ("a", "b", "c", "d"):
         doors.leave(doors.enter(client), ran_out=True)
@@ -296,7 +296,7 @@ def test_expensive_requests_count_and_cheap_ones_do_not(limited_app):
         for method, path in EXPENSIVE:
             answer = client.open(path, method=method, data={"template": "x"})
             assert answer.status_code == 429, (method, path)
-            assert answer.headers["Retry-After"] == str(admission.RETRY_AFTER_SECONDS)
+            assert answer.headers["Retry-After"] == str(slots.RETRY_AFTER_SECONDS)
         for method, path in CHEAP + REMOTE:
             answer = client.open(path, method=method, data={"template": "x"})
             assert answer.status_code not in (429, 503), (method, path)
@@ -336,7 +336,7 @@ def test_a_refusal_is_json_and_logged_with_its_limit(limited_app, access_log):
         "TooManyRequests",
         "client_concurrency",
     )
-    assert error["retry_after"] == admission.RETRY_AFTER_SECONDS
+    assert error["retry_after"] == slots.RETRY_AFTER_SECONDS
     [line] = [json.loads(text) for text in access_log]
     assert (line["status"], line["limit"]) == (429, "client_concurrency")
 
