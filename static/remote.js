@@ -76,7 +76,16 @@
     picker.dataset.sha = answer.origin.sha;
   }
 
+  // What the server is reading for this page: it reads one remote load per client at a
+  // time (PLAYGROUND_CLIENT_FETCHES), so a second press waits for the first.
+  let inFlight = null;
+
   async function load(endpoint, body, what) {
+    if (inFlight !== null) {
+      reading(`Still reading ${inFlight}… (one model at a time)`);
+      return;
+    }
+    inFlight = what;
     reading(`Reading ${what}…`);
     try {
       const answer = await ask(endpoint, body);
@@ -102,6 +111,8 @@
       if (!origin.file && (answer.json.gguf_files || []).length) offerFiles(answer.json);
     } catch (error) {
       uploadStatus(0, String(error.message || error));
+    } finally {
+      inFlight = null;
     }
   }
 

@@ -212,8 +212,8 @@ class FetchSlots:
                     "client_fetches",
                     429,
                     "TooManyRequests",
-                    f"You already have {self.per_client} remote loads (Hub or URL) running"
-                    " here (PLAYGROUND_CLIENT_FETCHES).",
+                    f"You already have {_loads(self.per_client)} (Hub or URL) running here;"
+                    " one more waits until it ends (PLAYGROUND_CLIENT_FETCHES).",
                 )
             if self._clients.total() >= self.slots:
                 raise _refusal(
@@ -258,3 +258,7 @@ def fetch_slots_from_config(config: Mapping[str, Any]) -> FetchSlots:
         if int(config[key]) < low:
             raise ValueError(f"PLAYGROUND_{key}={config[key]} is out of range (at least {low}).")
     return FetchSlots(int(config["FETCHES"]), int(config["CLIENT_FETCHES"]))
+
+
+def _loads(count: int) -> str:
+    return "a remote load" if count == 1 else f"{count} remote loads"

@@ -31,6 +31,7 @@ def hub(tmp_path_factory) -> Iterator[FakeHub]:
     server.repos = {
         "org/templates": Repo(transformers_repo(root / "templates")),
         "org/Tiny-GGUF": Repo(gguf),
+        "org/slow": Repo(transformers_repo(root / "slow"), delay=1.0),
     }
     yield server
     server.close()
@@ -130,6 +131,19 @@ def test_a_gguf_url_is_read_by_its_header(page: Page, gguf_host: RangeHost, new_
 
     shared = share(page, new_page)
     expect(shared.locator("#source-provenance")).to_have_text(url)
+
+
+def test_a_second_load_while_one_is_read_waits_for_it(page: Page, hub: FakeHub) -> None:
+    # A client has one remote load at a time (PLAYGROUND_CLIENT_FETCHES): pressing Enter
+    # again sent a second, which the server refused with a 429 the page then showed.
+    hub.reset()
+    load_model(page, "org/slow")
+    page.press("#model-ref", "Enter")
+    expect(page.locator("#upload-message")).to_contain_text("Still reading org/slow")
+    expect(page.locator("#prompt-raw")).to_have_value(re.compile(r"^JINJA <s>"))
+    expect(page.locator("#upload-message")).to_contain_text("Loaded org/slow")
+    infos = [path for method, path, _ in hub.requests if path.startswith("/api/models/org/slow")]
+    assert len(infos) == 1, infos
 
 
 def test_what_the_box_does_not_recognise_is_explained(page: Page) -> None:
