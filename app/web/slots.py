@@ -213,7 +213,7 @@ class FetchSlots:
                     429,
                     "TooManyRequests",
                     f"You already have {_loads(self.per_client)} (Hub or URL) running here;"
-                    " one more waits until it ends (PLAYGROUND_CLIENT_FETCHES).",
+                    " send the next once it has answered (PLAYGROUND_CLIENT_FETCHES).",
                 )
             if self._clients.total() >= self.slots:
                 raise _refusal(
