@@ -13,7 +13,7 @@ from app.sources.remote_sources import RemoteSettings, RemoteSources
 from app.web.admission import sandbox_slot
 from tests.support.fake_hub import RangeHost
 from tests.support.remote_fixtures import GGUF_TEMPLATE, SPARSE_BYTES, gguf_file
-from tests.support.trickle_host import TrickleHost
+from tests.support.trickle_host import TLS_ANSWER, TrickleHost
 
 MiB = 1 << 20
 
@@ -237,6 +237,24 @@ def test_a_host_that_trickles_its_headers_is_cut_off_at_the_deadline(client, rem
         second = load(client, f"{host.url}/x.gguf")
         assert (second.status_code, second.json["error"]["limit"]) == (504, "fetch_seconds")
         assert host.accepted == 2
+    finally:
+        host.close()
+
+
+def test_a_host_that_trickles_its_tls_handshake_is_cut_off_at_the_deadline(client, remote_with):
+    # Inside the TLS handshake the deadline holds too (CPython bounds a handshake as a
+    # whole by the socket's timeout, the budget left; the sockets are shut down anyway).
+    host = TrickleHost(interval=0.2, answer=TLS_ANSWER)
+    try:
+        remote_with(allow_private=True, seconds=1.0, threads=1)
+        url = host.url.replace("http://", "https://") + "/x.gguf"
+        started = time.monotonic()
+        first = load(client, url)
+        assert (first.status_code, first.json["error"]["limit"]) == (504, "fetch_seconds")
+        assert time.monotonic() - started < 2.0
+        [lifetime] = host.wait_closed(1, timeout=3.0)
+        assert lifetime < 1.0 + 1.0
+        assert load(client, url).json["error"]["limit"] == "fetch_seconds"  # not busy
     finally:
         host.close()
 

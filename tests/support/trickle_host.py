@@ -16,15 +16,22 @@ import socket
 import threading
 import time
 
-#: What is trickled: a status line, then one header line that never ends.
-_ANSWER = b"HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nX-Slow: "
+#: What is trickled by default: a status line, then one header line that never ends.
+HTTP_ANSWER = b"HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nX-Slow: "
+#: A TLS handshake record that announces 16 kB and never delivers them: a client reading
+#: it waits inside its TLS handshake, before any HTTP.
+TLS_ANSWER = b"\x16\x03\x03\x40\x00"
 
 
 class TrickleHost:
-    """The server; `url` is its address, `accepted` counts connections."""
+    """The server; `url` is its address, `accepted` counts connections. `answer` is sent
+    first (a byte at a time), then "a" forever."""
 
-    def __init__(self, interval: float = 0.25, host: str = "127.0.0.1") -> None:
+    def __init__(
+        self, interval: float = 0.25, host: str = "127.0.0.1", answer: bytes = HTTP_ANSWER
+    ) -> None:
         self.interval = interval
+        self.answer = answer
         self._listener = socket.create_server((host, 0))
         self.url = f"http://{host}:{self._listener.getsockname()[1]}"
         self._stop = threading.Event()
@@ -49,7 +56,7 @@ class TrickleHost:
 
     def _trickle(self, connection: socket.socket) -> None:
         accepted = time.monotonic()
-        answer = itertools.chain(_ANSWER, itertools.repeat(ord("a")))
+        answer = itertools.chain(self.answer, itertools.repeat(ord("a")))
         with connection, contextlib.suppress(OSError):
             connection.recv(65536)  # the request (one small GET)
             while not self._stop.is_set():
