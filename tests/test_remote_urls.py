@@ -147,6 +147,9 @@ def test_refusals(client, remote_with, url, words):
      ("2002:a00:1::", False), ("::127.0.0.1", False),
      # SIIT's IPv4-translated form (::ffff:0:a.b.c.d, RFC 7915) reaches the address too.
      ("::ffff:0:7f00:1", False), ("::ffff:0:a9fe:a9fe", False), ("::ffff:0:808:808", True),
+     # RFC 8215's local-use NAT64 prefix puts the IPv4 address where its length says (at
+     # /48, in bits 48-87): never public. Reserved and site-local IPv6 neither.
+     ("64:ff9b:1:a9fe:a9:fe00:808:808", False), ("0:0:1::7f00:1", False), ("fec0::1", False),
      ("64:ff9b::808:808", True), ("2002:808:808::", True)],
 )  # fmt: skip
 def test_which_addresses_are_public(address, public):

@@ -46,24 +46,31 @@ def refused(message: str) -> RemoteError:
 
 
 #: IPv6 prefixes that carry an IPv4 address in their last 32 bits and reach it through a
-#: translator (NAT64: RFC 6052's well-known prefix and RFC 8215's local one; SIIT's
-#: IPv4-translated addresses, RFC 7915), which `ipaddress` may count as global whatever
-#: IPv4 address they carry.
+#: translator (NAT64: RFC 6052's well-known prefix; SIIT's IPv4-translated addresses,
+#: RFC 7915), which `ipaddress` may count as global whatever IPv4 address they carry.
 TRANSLATED_PREFIXES = (
     ipaddress.ip_network("64:ff9b::/96"),
-    ipaddress.ip_network("64:ff9b:1::/48"),
     ipaddress.ip_network("::ffff:0:0:0/96"),
 )
+#: RFC 8215's local-use NAT64 prefix: a translator of the local network, which puts the
+#: IPv4 address where its own prefix length says (at /48, in bits 48-87). Never public.
+LOCAL_NAT64 = ipaddress.ip_network("64:ff9b:1::/48")
 
 
 def is_public(address: str) -> bool:
     """Whether an address is on the public internet. An IPv6 address that carries an IPv4
     one (IPv4-mapped, IPv4-compatible, 6to4, NAT64, SIIT) counts as the IPv4 address it
-    carries: `64:ff9b::a9fe:a9fe` reaches 169.254.169.254 on a NAT64 network."""
+    carries: `64:ff9b::a9fe:a9fe` reaches 169.254.169.254 on a NAT64 network. Reserved,
+    multicast and (IPv6) site-local addresses are not public, whatever `ipaddress` says
+    of them."""
     ip = ipaddress.ip_address(address.split("%", 1)[0])
     if isinstance(ip, ipaddress.IPv6Address):
+        if ip in LOCAL_NAT64:
+            return False
         ip = _carried_ipv4(ip) or ip
-    return ip.is_global and not ip.is_multicast
+    if ip.is_multicast or ip.is_reserved:
+        return False
+    return ip.is_global and not (isinstance(ip, ipaddress.IPv6Address) and ip.is_site_local)
 
 
 def _carried_ipv4(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
