@@ -102,9 +102,30 @@ def test_a_url_on_the_configured_hub_endpoint_is_trusted_and_nothing_else_privat
         other.close()
 
 
-def test_a_hub_endpoint_that_is_no_url_names_its_setting():
-    with pytest.raises(ValueError, match="PLAYGROUND_HF_ENDPOINT"):
-        public_url.PublicURLReader(allow_private=False, max_redirects=1, trusted="ftp://x")
+def test_only_the_endpoints_own_path_is_trusted(client, private_host, remote_with, model):
+    # A mirror under a path of a larger server trusts that path, not the whole server.
+    private_host.files["/admin/other.gguf"] = model
+    remote_with(hf_endpoint=f"{private_host.url}/models")
+    assert load(client, f"{private_host.url}/models/big.gguf").status_code == 200
+    refused = load(client, f"{private_host.url}/admin/other.gguf")
+    assert refused.status_code == 400
+    assert "not a public address" in refused.json["error"]["message"]
+    assert load(client, f"{private_host.url}/modelsX/big.gguf").status_code == 400
+    for climb in ("/models/../admin/other.gguf", "/models/%2e%2e/admin/other.gguf"):
+        assert load(client, f"{private_host.url}{climb}").status_code == 400, climb
+
+
+def test_a_hub_endpoint_that_is_no_url_names_its_setting_and_never_its_password():
+    with pytest.raises(ValueError, match="PLAYGROUND_HF_ENDPOINT") as refused:
+        public_url.PublicURLReader(
+            allow_private=False, max_redirects=1, trusted="ftp://user:secret@mirror/hf"
+        )
+    assert "secret" not in str(refused.value)
+    # Credentials in the endpoint itself are the operator's business: it still starts.
+    reader = public_url.PublicURLReader(
+        allow_private=False, max_redirects=1, trusted="https://user:secret@mirror.internal/hf"
+    )
+    assert reader.trusted == ("https", "mirror.internal", 443, "/hf/")
 
 
 @pytest.mark.parametrize(

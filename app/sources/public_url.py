@@ -16,7 +16,7 @@ from __future__ import annotations
 import ipaddress
 import socket
 from dataclasses import dataclass
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import unquote, urljoin, urlsplit
 
 import urllib3
 
@@ -87,19 +87,16 @@ def _carried_ipv4(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
 
 
 class PublicURLReader:
-    """Reads byte ranges of URLs under the rules above. `trusted` is the origin (scheme,
-    host, port) of the operator's own Hub endpoint, `PLAYGROUND_HF_ENDPOINT`: a private
-    mirror is read by URL as its model ids are, and no other private address is."""
+    """Reads byte ranges of URLs under the rules above. `trusted` is the operator's own Hub
+    endpoint, `PLAYGROUND_HF_ENDPOINT`: URLs under it (same scheme, host and port, and
+    its path) are read wherever it is, as its model ids are; no other private address."""
 
     def __init__(
         self, *, allow_private: bool, max_redirects: int, trusted: str | None = None
     ) -> None:
         self.allow_private = allow_private
         self.max_redirects = max_redirects
-        try:
-            self.trusted = self._origin(trusted) if trusted else None
-        except RemoteError as error:
-            raise ValueError(f"PLAYGROUND_HF_ENDPOINT={trusted!r}: {error}") from None
+        self.trusted = _endpoint(trusted) if trusted else None
 
     def check(self, url: str) -> None:
         """Refuse a URL by its form alone (scheme, credentials, host), before any read."""
@@ -149,15 +146,22 @@ class PublicURLReader:
         path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         return parts.scheme, host, port or (443 if parts.scheme == "https" else 80), path
 
-    def _origin(self, url: str) -> tuple[str, str, int]:
-        scheme, host, port, _ = self._parse(url)
-        return scheme, host.lower(), port
+    def _is_trusted(self, scheme: str, host: str, port: int, path: str) -> bool:
+        if self.trusted is None:
+            return False
+        origin, prefix = self.trusted[:3], self.trusted[3]
+        if (scheme, host.lower(), port) != origin or not path.startswith(prefix):
+            return False
+        # A path that climbs out of the prefix once the server resolves it ("..", encoded
+        # or not, or a backslash some servers take for a slash) is not under it.
+        decoded = unquote(path.partition("?")[0])
+        return "\\" not in decoded and not {".", ".."} & set(decoded.split("/"))
 
     def _target(self, url: str, budget: Budget) -> Target:
         """The hop's checked address: every address of the host must be allowed (unless
-        the hop is on the trusted endpoint)."""
+        the hop is under the trusted endpoint)."""
         scheme, host, port, path = self._parse(url)
-        trusted = self.allow_private or (scheme, host.lower(), port) == self.trusted
+        trusted = self.allow_private or self._is_trusted(scheme, host, port, path)
         budget.remaining()
         try:
             found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
@@ -204,6 +208,26 @@ class PublicURLReader:
             raise RemoteError(
                 "Unreachable", f"{target.host} cannot be reached ({type(error).__name__}).", 502
             ) from None
+
+
+def _endpoint(url: str) -> tuple[str, str, int, str]:
+    """The scheme, host, port and path prefix (ending in `/`) of the Hub endpoint; a
+    `ValueError` naming the setting, never its password, for one that is no http(s) URL."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        parts, port = None, None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+        shown = f"{parts.scheme}://{parts.hostname}" if parts else "this value"
+        raise ValueError(f"PLAYGROUND_HF_ENDPOINT ({shown}…) is not an http(s) URL of a Hub.")
+    default = 443 if parts.scheme == "https" else 80
+    prefix = parts.path.rstrip("/") + "/"
+    try:
+        host = _ascii_host(parts.hostname).lower()
+    except RemoteError as error:
+        raise ValueError(f"PLAYGROUND_HF_ENDPOINT: {error}") from None
+    return parts.scheme, host, port or default, prefix
 
 
 def _ascii_host(host: str) -> str:
