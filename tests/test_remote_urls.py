@@ -265,6 +265,29 @@ def test_a_host_that_trickles_its_headers_is_cut_off_at_the_deadline(client, rem
         host.close()
 
 
+def test_a_name_whose_dns_never_answers_frees_its_fetch_thread_at_the_deadline(
+    client, remote_with, private_host, monkeypatch
+):
+    # A lookup cannot be interrupted: it held the fetch thread as long as the resolver
+    # waited, after the 504, and the next load was refused as busy.
+    real = socket.getaddrinfo
+
+    def lookup(host, *args, **kwargs):
+        if host == "silent.example":
+            time.sleep(4.0)
+            raise socket.gaierror("no answer")
+        return real(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", lookup)
+    remote_with(allow_private=True, seconds=1.0, threads=1)
+    started = time.monotonic()
+    first = load(client, "http://silent.example/x.gguf")
+    assert (first.status_code, first.json["error"]["limit"]) == (504, "fetch_seconds")
+    assert time.monotonic() - started < 2.5
+    second = load(client, f"{private_host.url}/models/big.gguf")
+    assert second.status_code == 200, second.get_data()
+
+
 def test_a_host_that_trickles_its_tls_handshake_is_cut_off_at_the_deadline(client, remote_with):
     # Inside the TLS handshake the deadline holds too (CPython bounds a handshake as a
     # whole by the socket's timeout, the budget left; the sockets are shut down anyway).

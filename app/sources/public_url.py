@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import ipaddress
 import socket
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as WaitTimeout
 from dataclasses import dataclass
 from urllib.parse import unquote, urljoin, urlsplit
 
@@ -92,11 +94,36 @@ class PublicURLReader:
     its path) are read wherever it is, as its model ids are; no other private address."""
 
     def __init__(
-        self, *, allow_private: bool, max_redirects: int, trusted: str | None = None
+        self,
+        *,
+        allow_private: bool,
+        max_redirects: int,
+        trusted: str | None = None,
+        lookups: int = 8,
     ) -> None:
         self.allow_private = allow_private
         self.max_redirects = max_redirects
         self.trusted = _endpoint(trusted) if trusted else None
+        # Host names are looked up in threads of their own: a lookup cannot be
+        # interrupted, and one whose DNS server never answers would otherwise hold the
+        # fetch thread past the deadline for as long as the resolver retries. At most
+        # `lookups` hang at once; past that, lookups wait in line within their budget.
+        self._lookups = ThreadPoolExecutor(max(1, lookups), thread_name_prefix="dns-lookup")
+
+    def close(self) -> None:
+        """Stop looking up (a lookup under way ends on the resolver's own timeouts)."""
+        self._lookups.shutdown(wait=False, cancel_futures=True)
+
+    def _lookup(self, host: str, port: int, budget: Budget) -> list[tuple]:
+        """`getaddrinfo` within what is left of the budget (504 past it)."""
+        found = self._lookups.submit(
+            lambda: socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        )
+        try:
+            return found.result(timeout=budget.remaining())
+        except WaitTimeout:
+            found.cancel()
+            raise budget.timeout() from None
 
     def check(self, url: str) -> None:
         """Refuse a URL by its form alone (scheme, credentials, host), before any read."""
@@ -162,9 +189,8 @@ class PublicURLReader:
         the hop is under the trusted endpoint)."""
         scheme, host, port, path = self._parse(url)
         trusted = self.allow_private or self._is_trusted(scheme, host, port, path)
-        budget.remaining()
         try:
-            found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+            found = self._lookup(host, port, budget)
         except (OSError, UnicodeError):
             raise RemoteError("Unreachable", f"The host {host} is not known.", 502) from None
         addresses = list(dict.fromkeys(info[4][0] for info in found))

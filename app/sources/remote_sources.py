@@ -60,6 +60,7 @@ class RemoteSources:
             allow_private=settings.allow_private,
             max_redirects=settings.redirects,
             trusted=settings.hf_endpoint,
+            lookups=2 * settings.threads,
         )
         self.fetchers = Fetchers(settings.threads)
 
@@ -110,6 +111,7 @@ class RemoteSources:
 
     def close(self) -> None:
         self.fetchers.close()
+        self.urls.close()
 
     def _budget(self, where: str) -> Budget:
         return Budget(self.settings.seconds, self.settings.max_bytes, where)
