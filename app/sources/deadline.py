@@ -48,18 +48,19 @@ class Exchange:
             return read()
         finally:
             _running.exchange = None
+            # Under the lock, as the cut is: a duplicate closed while the cut shuts it
+            # down could have its descriptor number reused by another connection.
             with self._lock:
-                sockets, self._sockets = self._sockets, []
-            for duplicate in sockets:
-                duplicate.close()
+                for duplicate in self._sockets:
+                    duplicate.close()
+                self._sockets = []
 
     def cut(self) -> None:
         """Shut down every socket of the exchange, and refuse any it connects later."""
-        with self._lock:
+        with self._lock:  # neither shutdown nor close blocks
             self._cut = True
-            sockets = list(self._sockets)
-        for duplicate in sockets:
-            _shut(duplicate)
+            for duplicate in self._sockets:
+                _shut(duplicate)
 
     def _connecting(self, sock: socket.socket) -> None:
         with self._lock:
