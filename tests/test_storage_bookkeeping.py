@@ -247,6 +247,15 @@ def test_a_new_share_over_the_cap_is_refused_and_every_stored_one_kept(db):
     assert db.share_usage() == ShareUsage(count=1, total_bytes=used)
 
 
+def test_shares_are_counted_even_if_their_count_was_lost(db):
+    db.share_usage()  # prepared (migrated) now
+    raw(db, "DELETE FROM share_usage")  # by hand, say
+    assert db.put_share("a" * 24, long_state("counted again"))  # not refused as full
+    assert db.share_usage().count == 1
+    with pytest.raises(StorageFull):
+        db.put_share("b" * 24, long_state("too big"), max_bytes=10)
+
+
 def test_the_share_cap_holds_with_many_writers_at_once(backend):
     """Eight connections store shares at once: never over the cap, never miscounted."""
     probe = open_db(backend)
@@ -352,8 +361,8 @@ def test_a_database_from_the_previous_version_is_migrated_on_first_use(backend):
 
     db = open_db(backend)
     assert db.get_share("a" * 24) == rows[0][1]  # the old rows read as before
-    # They count, uncompressed, towards the shares' cap.
-    old_bytes = sum(len(state.encode()) for _, state in rows)
+    # They count, uncompressed, towards the shares' cap (in characters: ASCII here).
+    old_bytes = sum(len(state) for _, state in rows)
     assert db.share_usage() == ShareUsage(count=len(rows), total_bytes=old_bytes)
     assert db.get_source(kept).data == b"k" * 700
     assert db.source_usage() == SourceUsage(count=3, total_bytes=1100, pinned_bytes=800)

@@ -126,15 +126,12 @@ _COMPRESSED_SHARES = (
 
 
 def _count_existing_shares(tx: Transaction, now: float) -> None:
-    """The shares already stored, uncompressed, counted towards the shares' cap."""
-    count, size, last = 0, 0, ""
-    while rows := tx.execute(
-        "SELECT id, state FROM shares WHERE id > ? ORDER BY id LIMIT ?", (last, BACKFILL_BATCH)
-    ).rows:
-        count += len(rows)
-        size += sum(len(state.encode("utf-8")) for _, state in rows)
-        last = rows[-1][0]
-    tx.execute("INSERT INTO share_usage (id, count, size_bytes) VALUES (1, ?, ?)", (count, size))
+    """The shares already stored, uncompressed, counted towards the shares' cap at their
+    length in characters (what both backends' `length` gives, summed in the database)."""
+    tx.execute(
+        "INSERT INTO share_usage (id, count, size_bytes)"
+        " SELECT 1, COUNT(*), COALESCE(SUM(length(state)), 0) FROM shares"
+    )
 
 
 class Migration(NamedTuple):
@@ -166,7 +163,7 @@ def migrate(tx: Transaction, now: float, blob: str) -> list[int]:
         if migration.version in done:
             continue
         for statement in migration.statements:
-            tx.execute(statement.format(blob=blob))
+            tx.execute(statement.replace("{blob}", blob))
         migration.backfill(tx, now)
         tx.execute(
             "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)",

@@ -38,10 +38,15 @@ _INSERT_SHARE = (
     "INSERT INTO shares (id, state, packed, created_at) VALUES (?, '', ?, {now})"
     " ON CONFLICT (id) DO NOTHING"
 )
-#: One more share of `?` bytes, unless the total would pass the cap (`?`; 0: no cap).
+#: One more share of `:size` bytes, unless the total would pass `:cap` (0: no cap). An
+#: upsert, so that a lost count row starts again rather than refuse every share.
 _COUNT_SHARE = """
-    UPDATE share_usage SET count = count + 1, size_bytes = size_bytes + ?
-    WHERE id = 1 AND (? + size_bytes <= ? OR ? = 0)
+    INSERT INTO share_usage (id, count, size_bytes)
+    SELECT 1, 1, :size WHERE :cap = 0 OR :size <= :cap
+    ON CONFLICT (id) DO UPDATE SET
+        count = share_usage.count + 1,
+        size_bytes = share_usage.size_bytes + excluded.size_bytes
+    WHERE :cap = 0 OR share_usage.size_bytes + excluded.size_bytes <= :cap
 """
 
 _SHARE_USAGE = "SELECT count, size_bytes FROM share_usage WHERE id = 1"
@@ -113,7 +118,7 @@ class SqlDatabase(Database):
                 # The count and the cap in the same statement: concurrent writers each see
                 # the total the one before them left (a row lock, or SQLite's one writer).
                 size = len(packed)
-                if not tx.execute(_COUNT_SHARE, (size, size, max_bytes, max_bytes)).rowcount:
+                if not tx.execute(_COUNT_SHARE, {"size": size, "cap": max_bytes}).rowcount:
                     used = _share_usage(tx.execute(_SHARE_USAGE).rows).total_bytes
                     raise StorageFull(size, used, max_bytes, what="share")  # rolls back
             if source_id is not None:
