@@ -65,8 +65,11 @@ class ApiError(Exception):
         raise NotImplementedError
 
     def answer(self) -> dict[str, Any]:
-        """The whole JSON body: `{"error": {...}}`."""
-        return {"error": self.to_json()}
+        """The whole JSON body: `{"error": {...}}`, its message cut to `MESSAGE_CHARS`
+        (a message may quote what it refuses: a redirect's 60 kB host name, say)."""
+        body = self.to_json()
+        body["message"] = bounded_text(body.get("message"), self.title)
+        return {"error": body}
 
 
 @dataclass

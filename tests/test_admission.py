@@ -16,6 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from app.budget import OverLimit
+from app.sources.remote import BUSY_RETRY_SECONDS
 from app.web import admission, slots
 from app.web.factory import create_app
 from app.web.observability import ACCESS_LOGGER
@@ -34,11 +35,11 @@ def gate(**overrides: float) -> Gate:
     return Gate(**settings)  # type: ignore[arg-type]
 
 
-def refusal(call) -> OverLimit:
+def refusal(call, wait: int = slots.RETRY_AFTER_SECONDS) -> OverLimit:
     with pytest.raises(OverLimit) as refused:
         call()
-    assert refused.value.headers["Retry-After"] == str(slots.RETRY_AFTER_SECONDS)
-    assert f"Retry after {slots.RETRY_AFTER_SECONDS} s" in refused.value.message
+    assert refused.value.headers["Retry-After"] == str(wait)
+    assert f"Retry after {wait} s" in refused.value.message
     return refused.value
 
 
@@ -199,25 +200,26 @@ def test_fetch_settings_out_of_range_name_their_variable(app, setting, value):
 
 
 def test_fetch_slots_refuse_a_client_over_its_limit_and_everyone_when_full():
-    slots = FetchSlots(slots=3, per_client=2)
-    slots.enter("a")
-    slots.enter("a")
-    refused = refusal(lambda: slots.enter("a"))
+    fetches = FetchSlots(slots=3, per_client=2)
+    fetches.enter("a")
+    fetches.enter("a")
+    # A remote load takes seconds: a refused one is asked to wait longer.
+    refused = refusal(lambda: fetches.enter("a"), BUSY_RETRY_SECONDS)
     assert (refused.status, refused.type, refused.limit) == (
         429,
         "TooManyRequests",
         "client_fetches",
     )
     assert "PLAYGROUND_CLIENT_FETCHES" in refused.message
-    slots.enter("b")
-    full = refusal(lambda: slots.enter("c"))
+    fetches.enter("b")
+    full = refusal(lambda: fetches.enter("c"), BUSY_RETRY_SECONDS)
     assert (full.status, full.type, full.limit) == (503, "ServiceUnavailable", "fetches")
     assert "PLAYGROUND_FETCHES" in full.message
-    slots.leave("a")
-    slots.enter("c")  # a slot given back is taken at once
+    fetches.leave("a")
+    fetches.enter("c")  # a slot given back is taken at once
     for client in ("a", "b", "c"):
-        slots.leave(client)
-    assert not slots._clients  # past clients leave no keys behind
+        fetches.leave(client)
+    assert not fetches._clients  # past clients leave no keys behind
 
 
 # --------------------------------------------------------------------------- the app

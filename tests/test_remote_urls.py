@@ -324,6 +324,16 @@ def test_a_load_takes_a_sandbox_slot_only_to_parse_what_it_read(
     assert gate.counts() == (0, 0)
 
 
+def test_a_message_that_repeats_a_huge_redirect_is_cut(client, remote_with, private_host):
+    # The host of a 60 kB Location came back whole in "The host … is not known".
+    private_host.redirects["/far.gguf"] = "http://" + "a" * 60_000 + ".example/x.gguf"
+    remote_with(allow_private=True)
+    response = load(client, f"{private_host.url}/far.gguf")
+    assert response.status_code in (400, 502)
+    assert len(response.get_data()) < 8 * 1024
+    assert "characters cut]" in response.json["error"]["message"]
+
+
 def test_a_missing_file_is_404(client, remote_with, private_host):
     remote_with(allow_private=True)
     response = load(client, f"{private_host.url}/models/none.gguf")

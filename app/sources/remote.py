@@ -25,6 +25,8 @@ from app.sources.gguf import IncompleteHeader
 
 T = TypeVar("T")
 
+#: What a refused remote load is asked to wait (Retry-After): a load takes seconds.
+BUSY_RETRY_SECONDS = 5
 #: Seconds a request whose read was cut at its deadline waits for the read's thread to
 #: finish before it answers 504.
 CUT_GRACE_SECONDS = 1.0
@@ -121,7 +123,7 @@ class Fetchers:
                 "try again in a few seconds.",
                 503,
                 {"limit": "fetches"},
-                retry_after=2,
+                retry_after=BUSY_RETRY_SECONDS,
             )
         exchange = Exchange()
         try:

@@ -52,7 +52,7 @@ def register(app: Flask) -> None:
         discard_body()
         headers = dict(error.headers)
         if wants_html():
-            message = error.to_json()["message"]
+            message = error.answer()["error"]["message"]
             page = render_template("error.html", title=error.title, message=message)
             return page, error.status, headers
         return error.answer(), error.status, headers

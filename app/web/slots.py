@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.budget import OverLimit
+from app.sources.remote import BUSY_RETRY_SECONDS
 
 #: What a refusal asks the client to wait (Retry-After): a slot frees as soon as one
 #: admitted request ends, and most end within a second.
@@ -183,14 +184,16 @@ class Gate:
         )
 
 
-def _refusal(limit: str, status: int, kind: str, message: str) -> OverLimit:
+def _refusal(
+    limit: str, status: int, kind: str, message: str, wait: int = RETRY_AFTER_SECONDS
+) -> OverLimit:
     return OverLimit(
         limit,
-        f"{message} Retry after {RETRY_AFTER_SECONDS} s.",
+        f"{message} Retry after {wait} s.",
         status=status,
         type=kind,
-        fields={"retry_after": RETRY_AFTER_SECONDS},
-        headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
+        fields={"retry_after": wait},
+        headers={"Retry-After": str(wait)},
     )
 
 
@@ -214,6 +217,7 @@ class FetchSlots:
                     "TooManyRequests",
                     f"You already have {_loads(self.per_client)} (Hub or URL) running here;"
                     " send the next once it has answered (PLAYGROUND_CLIENT_FETCHES).",
+                    BUSY_RETRY_SECONDS,
                 )
             if self._clients.total() >= self.slots:
                 raise _refusal(
@@ -222,6 +226,7 @@ class FetchSlots:
                     "ServiceUnavailable",
                     f"All {self.slots} remote loads this process runs at once are under way"
                     " (PLAYGROUND_FETCHES).",
+                    BUSY_RETRY_SECONDS,
                 )
             self._clients[client] += 1
 
