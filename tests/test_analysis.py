@@ -187,33 +187,39 @@ def test_analyze_api(client):
     assert client.post("/api/analyze", json=hostile).status_code == 422
 
 
-@pytest.mark.parametrize(
-    ("template", "expected"),
-    [
-        ("{% for m in messages %}{{ m.content }}{% endfor %}", "string"),
-        (
-            "{% for m in messages %}{% for part in m.content %}{{ part.text }}{% endfor %}"
-            "{% endfor %}",
-            "openai",
-        ),
-        (
-            "{% for m in messages %}{% for part in m['content'] | list %}x{% endfor %}{% endfor %}",
-            "openai",
-        ),
-        (
-            "{% set msgs = messages[1:] %}{% for m in msgs %}{% for p in m.content %}"
-            "{% endfor %}{% endfor %}",
-            "openai",
-        ),
-        (
-            "{% macro show(content) %}{% for item in content %}{{ item }}{% endfor %}"
-            "{% endmacro %}",
-            "openai",
-        ),
-        ("{% for a, b in messages %}{% endfor %}", "string"),
-        ("{% if %}", "string"),
-    ],
-)
+#: Templates and what vLLM 0.33.0's `_detect_content_format` answers for each (asked in
+#: bench/record_vllm's environment).
+CONTENT_FORMATS = [
+    ("{% for m in messages %}{{ m.content }}{% endfor %}", "string"),
+    ("{% for m in messages %}{% for part in m.content %}{{ part.text }}{% endfor %}{% endfor %}",
+     "openai"),
+    ("{% for m in messages %}{% for part in m['content'] | list %}x{% endfor %}{% endfor %}",
+     "openai"),
+    ("{% set msgs = messages[1:] %}{% for m in msgs %}{% for p in m.content %}{% endfor %}"
+     "{% endfor %}", "openai"),
+    # A bare `content` counts outside macros only; inside one, only a parameter that some
+    # call passes a message's content (positionally or by keyword).
+    ("{% macro show(content) %}{% for item in content %}{{ item }}{% endfor %}{% endmacro %}",
+     "string"),
+    ("{% macro show(content) %}{% for item in content %}{{ item }}{% endfor %}{% endmacro %}"
+     "{% for m in messages %}{{ show(m.content) }}{% endfor %}", "openai"),
+    ("{% macro show(parts) %}{% for item in parts %}{{ item }}{% endfor %}{% endmacro %}"
+     "{% for m in messages %}{{ show(parts=m['content']) }}{% endfor %}", "openai"),
+    ("{% macro show(parts) %}{% for item in parts %}{{ item }}{% endfor %}{% endmacro %}"
+     "{% for m in messages %}{{ show(m.get('content')) }}{% endfor %}", "string"),
+    ("{% for m in messages %}{% set content = m.content %}{% for item in content %}{% endfor %}"
+     "{% endfor %}", "openai"),
+    # Namespace aliases of the messages.
+    ("{% set ns = namespace(rest=messages) %}{% for m in ns.rest %}{% for p in m.content %}"
+     "{% endfor %}{% endfor %}", "openai"),
+    ("{% set ns = namespace(rest=[]) %}{% set ns.rest = messages[1:] %}{% for m in ns.rest %}"
+     "{% for p in m.content %}{% endfor %}{% endfor %}", "openai"),
+    ("{% for a, b in messages %}{% endfor %}", "string"),
+    ("{% if %}", "string"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("template", "expected"), CONTENT_FORMATS)
 def test_content_format_as_vllm_decides(template, expected):
     assert detect_content_format(template) == expected
 

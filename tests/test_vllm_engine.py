@@ -15,9 +15,11 @@ import pytest
 from app.problems import TemplateProblem
 from app.render.core import RenderRequest
 from app.render.engines import render
+from app.render.engines.transformers import TransformersEngine
+from app.render.engines.vllm import VllmEngine
 from app.render.engines.vllm.contract import VLLM, Refused
 from app.render.engines.vllm.messages import parse_messages, parse_tool_arguments
-from app.render.engines.vllm.options import merged_options, sorted_keys
+from app.render.engines.vllm.options import merged_options
 from app.state.playground import PlaygroundState
 from tests.support import REPO
 from tests.support.shared_data import TEMPLATES_DIR, needs_shared
@@ -27,7 +29,6 @@ from tests.support.vllm import (
     KWARGS_CASE,
     NOT_REPRODUCIBLE,
     PARSE_CASES,
-    SORT_CASES,
 )
 
 #: Writes each message as <role>content, content as Python writes it.
@@ -73,11 +74,6 @@ def test_vllm_parses_tool_arguments_as_its_tests_expect(case):
     assert [call["function"]["arguments"] for call in message["tool_calls"]] == case["expected"]
 
 
-@pytest.mark.parametrize("case", SORT_CASES, ids=lambda case: case["test"])
-def test_vllm_sorts_tool_keys_as_its_tests_expect(case):
-    assert json.dumps(sorted_keys(case["given"])) == case["expected"]
-
-
 @needs_shared
 def test_vllm_passes_the_kwargs_its_test_expects():
     template = (TEMPLATES_DIR / KWARGS_CASE["template"]).read_text(encoding="utf-8")
@@ -95,7 +91,7 @@ def test_vllm_passes_the_kwargs_its_test_expects():
 
 
 def test_every_extracted_case_is_run_or_listed_and_the_readme_counts_them():
-    run = len(PARSE_CASES) + len(ARGUMENT_CASES) + len(SORT_CASES) + 1
+    run = len(PARSE_CASES) + len(ARGUMENT_CASES) + 1
     assert all(reason for reason in NOT_REPRODUCIBLE.values())
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     stated = re.search(
@@ -162,10 +158,9 @@ def test_message_keys_outside_vllms_set_are_dropped():
     assert any("mood" in rewrite for rewrite in answer.rewrites)
 
 
-@pytest.mark.parametrize(
-    ("engine", "expected"), [("vllm", "[r][r]|[][]"), ("edge-llm", "[r][r]|[l][l]")]
-)
-def test_reasoning_fills_both_names_and_edge_llm_reads_the_legacy_alias(engine, expected):
+@pytest.mark.parametrize("engine", ["vllm", "edge-llm"])
+def test_reasoning_fills_both_names_from_either(engine):
+    # vLLM 0.33.0 renames a client's reasoning_content to reasoning, then writes both.
     template = (
         "{% for m in messages %}[{{ m.reasoning }}][{{ m.reasoning_content }}]"
         "{% if not loop.last %}|{% endif %}{% endfor %}"
@@ -174,7 +169,7 @@ def test_reasoning_fills_both_names_and_edge_llm_reads_the_legacy_alias(engine, 
         {"role": "assistant", "content": "a", "reasoning": "r"},
         {"role": "assistant", "content": "b", "reasoning_content": "l"},
     ]
-    assert _render(engine, template=template, messages=messages).prompt == expected
+    assert _render(engine, template=template, messages=messages).prompt == "[r][r]|[l][l]"
 
 
 @pytest.mark.parametrize(("engine", "expected"), [("vllm", "list"), ("edge-llm", "a")])
@@ -190,14 +185,21 @@ def test_tool_results_with_a_non_text_part(engine, expected):
 
 
 def test_developer_becomes_system_and_systems_merge_unless_the_template_names_developer():
+    # What vLLM 0.33.0 renders for each (run in bench/record_vllm's environment).
     messages = [
         {"role": "user", "content": "u"},
         {"role": "system", "content": "s1"},
         {"role": "developer", "content": "d"},
     ]
     assert _render(messages=messages).prompt == "<system>s1\n\nd<user>u"
-    knows = ECHO + "{# developer #}"
+    # The role counts as named only as a string: 'developer' or "developer".
+    mentions = ECHO + "{# developer #}"
+    assert _render(template=mentions, messages=messages).prompt == "<system>s1\n\nd<user>u"
+    knows = ECHO + "{# 'developer' #}"
     assert _render(template=knows, messages=messages).prompt == "<user>u<system>s1<developer>d"
+    # Without a developer message, system messages stay where they are.
+    systems = [messages[0], messages[1], {"role": "system", "content": "s2"}]
+    assert _render(messages=systems).prompt == "<user>u<system>s1<system>s2"
 
 
 def test_explicit_fields_win_over_kwargs_and_unknown_kwargs_are_refused():
@@ -210,13 +212,22 @@ def test_explicit_fields_win_over_kwargs_and_unknown_kwargs_are_refused():
     )
 
 
-def test_tools_are_dumped_as_vllms_tool_model_writes_them_with_sorted_keys():
+def test_tools_are_dumped_as_vllms_tool_model_writes_them():
+    # What vLLM 0.33.0 renders for these tools (run in bench/record_vllm's environment):
+    # other keys dropped, the parameters' keys in the order sent, defer_loading passed on.
     template = "{{ tools | tojson }}"
-    tools = [{"function": {"name": "f", "strict": True}}]
+    parameters = {"type": "object", "properties": {"b": {"type": "string"}, "a": {}}}
+    tools = [
+        {"type": "function", "x": 1,
+         "function": {"name": "f", "strict": True, "extra": 2, "parameters": parameters}},
+        {"function": {"name": "g"}, "defer_loading": True},
+    ]  # fmt: skip
     answer = _render(template=template, messages=[{"role": "user", "content": "x"}], tools=tools)
     assert answer.prompt == (
-        '[{"function": {"description": null, "name": "f", "parameters": null, '
-        '"strict": true}, "type": "function"}]'
+        '[{"type": "function", "function": {"name": "f", "description": null, "parameters": '
+        '{"type": "object", "properties": {"b": {"type": "string"}, "a": {}}}, "strict": true}}, '
+        '{"type": "function", "function": {"name": "g", "description": null, "parameters": '
+        'null, "defer_loading": true}, "defer_loading": true}]'
     )
 
 
@@ -255,3 +266,43 @@ def test_a_text_part_whose_text_is_not_a_string_is_refused_in_words(engine):
     content = [{"type": "text", "text": 5}]
     message = _refusal(engine, messages=[{"role": "user", "content": content}])
     assert message == "messages[0].content[0].text: Input should be a valid string"
+
+
+# What vLLM does not render with the template ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("template", "model", "words"),
+    [
+        ("{{ '<|start|>' }}{{ '<|channel|>' }}{{ '<|message|>' }}", None, "Harmony"),
+        (ECHO, "gpt-oss-20b", "Harmony"),
+        (ECHO, "Mistral-Small-3.2-24B-Instruct-2506-Q4_K_M.gguf", "mistral_common"),
+        ("[SYSTEM_PROMPT]{{ messages[0].content }}", None, "mistral_common"),
+        (ECHO, "DeepSeek-V3.2-Exp", "DeepSeek V3.2"),
+        (ECHO, "deepseek-ai DeepSeek-V4-Flash", "DeepSeek V4"),
+        ("<|open|>message role=", None, "Kimi K3"),
+    ],
+)
+def test_models_vllm_serves_without_their_template_are_said(template, model, words):
+    [caveat] = VllmEngine().caveats(template, model)
+    assert words in caveat
+    assert TransformersEngine().caveats(template, model) == []
+
+
+def test_the_page_and_the_api_say_when_vllm_does_not_use_the_template(client):
+    template = (REPO / "templates_lib" / "gpt-oss.jinja").read_text(encoding="utf-8")
+    body = {"template": template, "messages": [{"role": "user", "content": "Hi"}]}
+    answer = client.post("/api/render", json={**body, "engine": "vllm"}).json
+    assert any("Harmony" in caveat for caveat in answer["caveats"])
+    assert client.post("/api/render", json=body).json["caveats"] == []
+    form = {"template": template, "messages": json.dumps(body["messages"]), "engine": "vllm"}
+    page = client.post("/fragments/output", data=form).get_data(as_text=True)
+    assert 'id="caveats"' in page and "Harmony" in page
+    plain = client.post("/fragments/output", data={**form, "engine": "transformers"})
+    assert 'id="caveats"' not in plain.get_data(as_text=True)
+
+
+def test_rewrites_are_labelled_with_the_engine_that_made_them(client):
+    form = {"template": BLOCKS, "messages": json.dumps([{"role": "user", "content": "x"}])}
+    page = client.post("/fragments/output", data={**form, "engine": "vllm"})
+    assert "<li>vLLM (OpenAI server): content as typed blocks" in page.get_data(as_text=True)

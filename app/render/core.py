@@ -93,6 +93,11 @@ class Engine(ABC):
         """What the template supports as this engine probes it; None: it has no probe."""
         return None
 
+    def caveats(self, template: str, model: str | None) -> list[str]:
+        """Sentences on what the program does instead of rendering `template` when it
+        serves `model` (a name, when known) another way; none by default."""
+        return []
+
 
 def render_with(
     engine: Engine, request: RenderRequest, limits: RenderLimits = DEFAULT_LIMITS

@@ -8,7 +8,11 @@ does not have (a model's multimodal processor or a Hub template) are listed in
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
+
+#: What vLLM itself rendered for the shared templates × the corpus (`bench/record_vllm.py`).
+RECORDED = Path(__file__).with_name("recorded.json")
 
 #: test_chat_utils.py: messages, the content format, and the conversation vLLM parses.
 PARSE_CASES: list[dict[str, Any]] = [
@@ -264,64 +268,6 @@ NOT_REPRODUCIBLE: dict[str, str] = {
     },
 }  # fmt: skip
 
-#: A tool whose keys are out of order at several depths (test_sort_tool_keys.py's fixture
-#: shape, our own values).
-_TOOL = {
-    "type": "function",
-    "function": {
-        "name": "get_weather",
-        "description": "Get the current weather",
-        "parameters": {
-            "type": "object",
-            "properties": {"location": {"type": "string"}, "unit": {"enum": ["c", "f"]}},
-            "required": ["location"],
-        },
-    },
-}
-
-#: test_sort_tool_keys.py: `_sort_tool_keys` input, and the JSON text its result writes.
-SORT_CASES: list[dict[str, Any]] = [
-    {
-        "test": "test_deeply_nested_dicts_are_sorted",
-        "given": {"z": {"b": 1, "a": 2}, "a": {"y": {"c": 3, "a": 4}}},
-        "expected": '{"a": {"y": {"a": 4, "c": 3}}, "z": {"a": 2, "b": 1}}',
-    },
-    {
-        "test": "test_lists_are_preserved",
-        "given": [{"b": 1, "a": 2}, {"d": 3, "c": 4}],
-        "expected": '[{"a": 2, "b": 1}, {"c": 4, "d": 3}]',
-    },
-    *(
-        {"test": f"test_scalars_pass_through[{value!r}]", "given": value, "expected": text}
-        for value, text in ((42, "42"), ("hello", '"hello"'), (None, "null"), (True, "true"))
-    ),
-    {"test": "test_empty_dict_and_list[dict]", "given": {}, "expected": "{}"},
-    {"test": "test_empty_dict_and_list[list]", "given": [], "expected": "[]"},
-    {
-        "test": "test_sorted_output_is_deterministic",
-        "given": _TOOL,
-        "expected": (
-            '{"function": {"description": "Get the current weather", "name": "get_weather", '
-            '"parameters": {"properties": {"location": {"type": "string"}, "unit": '
-            '{"enum": ["c", "f"]}}, "required": ["location"], "type": "object"}}, '
-            '"type": "function"}'
-        ),
-    },
-    {
-        # The test's tool list with every object's keys reversed sorts to the same text.
-        "test": "test_tool_list_produces_identical_json",
-        "given": [
-            {"function": {"name": "b"}, "type": "function"},
-            {"function": {"parameters": {}, "description": "d", "name": "a"}, "type": "function"},
-        ],
-        "expected": (
-            '[{"function": {"name": "b"}, "type": "function"}, {"function": {"description": '
-            '"d", "name": "a", "parameters": {}}, "type": "function"}]'
-        ),
-    },
-]
-
-NOT_REPRODUCIBLE["test_tuple_treated_as_list"] = "JSON has no tuples: a request cannot carry one"
 NOT_REPRODUCIBLE.update(
     {
         f"test_glm_tool_results.py::{name}": (

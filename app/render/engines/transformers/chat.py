@@ -68,12 +68,17 @@ class TransformersEngine(Engine):
         """Compile and render a prepared request."""
         compiled = compile_template(request.template)
         _check_documents(request.documents)
-        messages = [_alias_reasoning(m) for m in request.messages]
+        messages = self.aliased(request.messages)
         messages, continued = _tag_final_message(request, messages)
         prompt, spans = _generate(compiled, messages, request, limits)
         if continued is not None:
             prompt = _cut_at_continue_tag(prompt, continued)
         return Rendered(prompt, [(start, min(end, len(prompt))) for start, end in spans])
+
+    def aliased(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The messages with their reasoning under every name templates read (transformers
+        5.21 and later: `reasoning_content`, and `thinking` for gpt-oss templates)."""
+        return [_alias_reasoning(m) for m in messages]
 
 
 def render_chat(request: RenderRequest, limits: RenderLimits = DEFAULT_LIMITS) -> Rendered:

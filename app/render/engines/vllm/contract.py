@@ -33,11 +33,13 @@ class Contract:
     special_tokens: tuple[str, ...] | None
 
 
-#: vLLM's OpenAI-compatible server (`vllm serve`), read from vllm/renderers and
-#: vllm/entrypoints/openai/chat_completion.
+#: vLLM's OpenAI-compatible server (`vllm serve`) at the release the engine follows
+#: (`VLLM_VERSION`), read from vllm/renderers and vllm/entrypoints/openai/chat_completion.
 VLLM = Contract(
     server="vLLM",
-    reasoning_keys=("reasoning",),
+    # The request model renames a client's `reasoning_content` to `reasoning` unless
+    # `reasoning` is set (ChatCompletionRequest._normalize_messages_before).
+    reasoning_keys=("reasoning", "reasoning_content"),
     tool_results_as_strings=False,
     media_refused_for_string_templates=False,
     special_tokens=None,

@@ -17,7 +17,7 @@ Every rule that changes the request is reported as a sentence in `rewrites`.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from app.problems import TemplateProblem
 from app.render.content_format import detect_content_format
@@ -30,18 +30,30 @@ from app.render.engines.vllm.options import (
     merged_options,
     visible_special_tokens,
 )
+from app.render.engines.vllm.paths import other_paths
 from app.render.engines.vllm.roles import consolidate_system
 from app.render.limits import RenderLimits
 
-#: transformers renders what the server hands it; one instance serves every request.
-_TRANSFORMERS = TransformersEngine()
+#: The vLLM release the rules follow, checked against what it renders
+#: (tests/test_vllm_real.py, recorded by bench/record_vllm.py).
+VLLM_VERSION = "0.33.0"
+
+
+class PinnedTransformers(TransformersEngine):
+    """transformers as vLLM 0.33.0 installs it (it requires < 5.21; 5.20.2 recorded):
+    messages reach the template with the reasoning keys vLLM gave them, since only
+    transformers 5.21 started copying reasoning under `thinking`."""
+
+    def aliased(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return messages
 
 
 class ServerEngine(Engine):
     """A server that reshapes the request under its `contract`, then renders with
-    transformers."""
+    `transformers` (one instance serves every request)."""
 
     contract: ClassVar[Contract]
+    transformers: ClassVar[TransformersEngine] = TransformersEngine()
     openai_server = True
 
     def render(self, request: RenderRequest, limits: RenderLimits) -> Rendered:
@@ -50,7 +62,7 @@ class ServerEngine(Engine):
             normalised, rewrites = normalise(request, self.contract)
         except Refused as error:
             raise TemplateProblem("InvalidRequest", str(error)) from None
-        rendered = _TRANSFORMERS.render(_TRANSFORMERS.prepare(normalised), limits)
+        rendered = self.transformers.render(self.transformers.prepare(normalised), limits)
         return replace(rendered, rewrites=rewrites)
 
 
@@ -93,11 +105,18 @@ class VllmEngine(ServerEngine):
 
     id = "vllm"
     name = "vLLM (OpenAI server)"
-    #: The vLLM source the rules were read from (main branch, late 2026).
-    version = "main 2026-11"
+    version = VLLM_VERSION
     description = (
-        "What vLLM's /v1/chat/completions renders: its request rules (content format, "
-        "message keys, tool-call arguments, reasoning, developer and system messages, "
-        "kwargs, tools), then transformers' apply_chat_template."
+        f"What vLLM {VLLM_VERSION}'s /v1/chat/completions renders for a Hugging Face "
+        "tokenizer: its request rules (content format, message keys, tool-call arguments, "
+        "reasoning, developer and system messages, kwargs, tools), then transformers' "
+        "apply_chat_template as vLLM installs it. Not modelled: gpt-oss models, which vLLM "
+        "renders through Harmony, not the template; Mistral models served with Mistral's "
+        "own tokenizer (--tokenizer-mode mistral); and the renderers vLLM has for some "
+        "models (DeepSeek V3.2 and V4, Kimi K3, Cohere, Inkling)."
     )
     contract = VLLM
+    transformers = PinnedTransformers()
+
+    def caveats(self, template: str, model: str | None) -> list[str]:
+        return other_paths(template, model)

@@ -10,10 +10,11 @@ vLLM's request model (vllm/entrypoints/openai/chat_completion/protocol.py) and r
   the other arguments of transformers' `apply_chat_template` (`padding`, `return_dict`,
   ...) are taken as its arguments, never template variables; and a kwarg the template
   never reads is not passed;
-- each tool is validated into vLLM's tool model and dumped back (`function` as `name`,
-  `description`, `parameters`, null when absent, plus any extra keys), then its keys are
-  sorted at every depth (vllm/renderers/online_renderer.py `_sort_tool_keys`, so that
-  every server instance writes the same prompt); a `tools` kwarg replaces them as given.
+- each tool is validated into vLLM's tool model and dumped back: `type`, `function` as
+  `name`, `description` and `parameters` (null when absent), `strict` and
+  `defer_loading` when set, and a tool's own `defer_loading` when set (it also becomes
+  the function's when that has none); every other key is dropped, and the parameters
+  keep their keys in the order sent. A `tools` kwarg replaces them as given.
 """
 
 from __future__ import annotations
@@ -97,24 +98,13 @@ def dumped_tools(tools: Any, rewrites: list[str]) -> list[dict[str, Any]] | None
         return None
     if not isinstance(tools, list):
         raise Refused("tools must be a list.")
-    dumped = [
-        sorted_keys(_dumped_tool(tool, f"tools[{index}]")) for index, tool in enumerate(tools)
-    ]
+    dumped = [_dumped_tool(tool, f"tools[{index}]") for index, tool in enumerate(tools)]
     if [list(_walk(t)) for t in dumped] != [list(_walk(t)) for t in tools]:
         rewrites.append(
             "tools are rewritten as vLLM's tool model dumps them (description and parameters "
-            "null when absent), with their keys sorted at every depth"
+            "null when absent, other keys dropped)"
         )
     return dumped
-
-
-def sorted_keys(value: Any) -> Any:
-    """`value` with the keys of every object in sorted order (lists keep their order)."""
-    if isinstance(value, dict):
-        return {key: sorted_keys(value[key]) for key in sorted(value)}
-    if isinstance(value, list | tuple):
-        return [sorted_keys(item) for item in value]
-    return value
 
 
 def _dumped_tool(tool: Any, where: str) -> dict[str, Any]:
@@ -125,14 +115,21 @@ def _dumped_tool(tool: Any, where: str) -> dict[str, Any]:
     function = tool["function"]
     if not isinstance(function.get("name"), str):
         raise Refused(f"{where}.function.name: Field required (a string).")
-    declared = {
+    dumped_function = {
         "name": function["name"],
         "description": function.get("description"),
         "parameters": function.get("parameters"),
     }
-    extra = {key: value for key, value in function.items() if key not in declared}
-    rest = {key: value for key, value in tool.items() if key not in ("type", "function")}
-    return {"type": "function", "function": {**declared, **extra}, **rest}
+    deferred = function.get("defer_loading")
+    if deferred is None:
+        deferred = tool.get("defer_loading")  # the tool's, given to its function
+    for key, value in (("strict", function.get("strict")), ("defer_loading", deferred)):
+        if value is not None:
+            dumped_function[key] = value
+    dumped = {"type": "function", "function": dumped_function}
+    if tool.get("defer_loading") is not None:
+        dumped["defer_loading"] = tool["defer_loading"]
+    return dumped
 
 
 def _walk(value: Any) -> Any:
