@@ -32,6 +32,7 @@ from app.display.tokens_view import TokensOf, id_blocks, tokens_view, tokens_wit
 from app.errors import RequestError
 from app.problems import TemplateProblem
 from app.render.core import Rendered, RenderRequest
+from app.render.engines import get_engine
 from app.render.pool import SandboxPool
 from app.sources.source import Source
 from app.sources.store import SourceStore
@@ -79,6 +80,10 @@ class Rendering:
     tokens: Sequence[Token] | None = None
     token_total: int = 0
     rewrites: list[str] = field(default_factory=list)
+    #: How the page names the engine that rendered it (its rewrites and caveats say).
+    engine_name: str = ""
+    #: What that program does instead of this template for this model (`Engine.caveats`).
+    caveats: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -152,15 +157,26 @@ def rendering(
     pool: SandboxPool, request: RenderRequest, source: Source | None, limits: PageLimits
 ) -> Rendering:
     """Render one template and find the special tokens and markers of its prompt."""
+    engine = get_engine(request.engine)
+    said = {"engine_name": engine.name, "caveats": engine.caveats(request.template, _model(source))}
     rendered, problem = _render(pool, request)
     if rendered is None:
-        return Rendering(problem=problem)
+        return Rendering(problem=problem, **said)
     return Rendering(
         prompt=rendered.prompt,
         marks=prompt_marks(rendered.prompt, request.special_tokens.values(), request.template),
         generation_spans=rendered.generation_spans,
         rewrites=rendered.rewrites,
+        **said,
     )
+
+
+def _model(source: Source | None) -> str | None:
+    """The loaded model's name and file, for the engines' caveats."""
+    if source is None:
+        return None
+    named = [source.metadata.get("name"), source.file_name]
+    return " ".join(part for part in named if isinstance(part, str)) or None
 
 
 def _token_rows(left: Sequence[Token], right: Sequence[Token]) -> list[tuple[str, Sequence[Token]]]:

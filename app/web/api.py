@@ -7,7 +7,7 @@ import time
 from flask import Blueprint, current_app, request
 
 from app.errors import RequestError
-from app.render.engines import engine_list
+from app.render.engines import engine_list, get_engine
 from app.render.pool import SandboxPool
 from app.render.request import parse_render_request
 from app.untrusted_json import JSONRefused, loads
@@ -61,5 +61,6 @@ def render() -> dict:
         "generation_spans": [list(span) for span in rendered.generation_spans],
         "engine": render_request.engine,
         "rewrites": rendered.rewrites,
+        "caveats": get_engine(render_request.engine).caveats(render_request.template, None),
         "elapsed_ms": round((time.perf_counter() - started) * 1000, 3),
     }
