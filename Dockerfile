@@ -37,9 +37,13 @@ RUN groupadd --system --gid 10001 playground \
     && mkdir /data \
     && chown playground:playground /data
 WORKDIR /srv/playground
+# Every dependency pinned with its hashes (requirements.lock, `./playground lock`), then the
+# app itself with nothing left to resolve, built by the setuptools the lock pins.
+COPY requirements.lock ./
+RUN pip install --no-cache-dir --require-hashes --no-deps -r requirements.lock
 COPY pyproject.toml README.md gunicorn.conf.py ./
 COPY app ./app
-RUN pip install --no-cache-dir .
+RUN pip install --no-cache-dir --no-deps --no-build-isolation .
 COPY templates_lib ./templates_lib
 COPY static ./static
 COPY --from=assets /build/vendor ./static/vendor
