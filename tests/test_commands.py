@@ -20,14 +20,12 @@ import numpy as np
 import pytest
 from gguf import GGUFReader, GGUFWriter
 
-from app.analysis.commands import (
-    MAX_ARGUMENT_BYTES,
-    build_commands,
-    llama_server_file_command,
-)
+from app.analysis.commands import build_commands
 from app.problems import TemplateProblem
+from app.render.command_line import MAX_ARGUMENT_BYTES
 from app.render.core import RenderRequest
 from app.render.engines.llamacpp.builtins import BUILTINS, apply_builtin, equivalent_builtin
+from app.render.engines.llamacpp.commands import llama_server_file_command
 from app.render.engines.transformers.chat import render_chat
 from tests.support.reference import reference_tokenizer
 

@@ -166,3 +166,46 @@ def test_sandbox_workers_of_a_running_app_load_no_source_libraries() -> None:
     loaded = set(done.stdout.split())
     assert "jinja2" in loaded, "the probe no longer sees what the sandbox worker loads"
     assert loaded.isdisjoint(WEB_ONLY + SOURCE_ONLY), sorted(loaded & {*WEB_ONLY, *SOURCE_ONLY})
+
+
+ENGINES_PACKAGE = APP / "render" / "engines"
+
+
+def _outside_engines() -> list[Path]:
+    return [path for path in _modules(APP) if ENGINES_PACKAGE not in path.parents]
+
+
+def _engine_ids() -> set[str]:
+    """The registered engines' ids, read from their packages (`id = "..."`)."""
+    ids = set()
+    for path in _modules(ENGINES_PACKAGE):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == "id" for t in node.targets
+            ):
+                if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+                    ids.add(node.value.value)
+    return ids
+
+
+def test_only_the_engine_packages_name_an_engine() -> None:
+    # Everything about an engine is its own: code elsewhere asks the registry
+    # (`app.render.engines`: the reference, default and stating engines, each engine's
+    # command lines, caveats and capabilities) and never spells an id.
+    ids = _engine_ids()
+    assert {"transformers", "llama.cpp", "vllm"} <= ids, "the engine ids are not found"
+    named = [
+        f"{path.relative_to(REPO)}:{node.lineno} names {node.value!r}"
+        for path in _outside_engines()
+        for node in ast.walk(ast.parse(path.read_text(), str(path)))
+        if isinstance(node, ast.Constant) and node.value in ids
+    ]
+    assert named == []
+    inside = {path.stem for path in ENGINES_PACKAGE.iterdir() if path.name != "__init__.py"}
+    imports = [
+        f"{path.relative_to(REPO)} imports {name}"
+        for path in _outside_engines()
+        for name in sorted(set(_imports(path)))
+        if name.startswith("app.render.engines.") and name.split(".")[3] in inside
+    ]
+    assert imports == []

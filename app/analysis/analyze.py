@@ -21,6 +21,7 @@ from app.analysis.probes import probe_template
 from app.analysis.vocab_checks import TokenIds, vocabulary_diagnostics
 from app.problems import TemplateProblem
 from app.render.core import RenderRequest
+from app.render.engines import STATING_ENGINE
 from app.render.pool import SandboxPool
 from app.sources.source import Source
 from app.text import common_prefix_length
@@ -48,7 +49,7 @@ def _prefix_stability(probed: dict[str, Any], token_ids: TokenIds | None) -> lis
 def _llama_cpp_rewrites(request: RenderRequest, pool: SandboxPool) -> list[str] | None:
     """What llama-server changes before rendering this conversation (None if it refuses)."""
     try:
-        return pool.render(replace(request, engine="llama.cpp")).rewrites
+        return pool.render(replace(request, engine=STATING_ENGINE)).rewrites
     except TemplateProblem:
         return None
 

@@ -21,7 +21,7 @@ from app.render.limits import RenderLimits
 from app.text import common_prefix_length
 
 #: The engine every other one is compared with.
-REFERENCE = "transformers"
+REFERENCE = engines.REFERENCE_ENGINE
 #: Characters shown on each side of a first difference.
 SNIPPET_BEFORE = 40
 SNIPPET_AFTER = 80

@@ -16,15 +16,10 @@ from app.analysis.diagnostics import end_of_turn_marker, template_diagnostics, t
 from app.analysis.prefix import answered_requests, compare_requests, user_turn_requests
 from app.problems import TemplateProblem
 from app.render.content_format import detect_content_format
-from app.render.core import RenderRequest
-from app.render.engines import get_engine
-from app.render.engines.transformers.chat import render_chat
+from app.render.core import RenderRequest, render_with
+from app.render.engines import REFERENCE_ENGINE, STATING_ENGINE, get_engine
 from app.render.limits import RenderLimits, check_template_size
 from app.text import template_markers
-
-#: The engine whose capabilities the view reports: llama-server's `chat_template_caps`
-#: are the capabilities a server states (README, `POST /api/analyze`).
-CAPABILITIES_ENGINE = "llama.cpp"
 
 
 def probe_template(
@@ -37,8 +32,10 @@ def probe_template(
     """
     check_template_size(request.template, limits)
 
+    reference = get_engine(REFERENCE_ENGINE)
+
     def _prompt(request: RenderRequest) -> str:
-        return render_chat(request, limits).prompt
+        return render_with(reference, request, limits).prompt
 
     def _render_or_none(request: RenderRequest) -> str | None:
         try:
@@ -68,7 +65,7 @@ def probe_template(
     ]
     small = sum(len(text) for text in requests if text is not None) <= max_chars
     return {
-        "capabilities": get_engine(CAPABILITIES_ENGINE).capabilities(request.template, limits),
+        "capabilities": get_engine(STATING_ENGINE).capabilities(request.template, limits),
         "content_format": detect_content_format(request.template),
         "diagnostics": [d.to_json() for d in template_diagnostics(request, _prompt)],
         "end_marker": end_of_turn_marker(request, _prompt, markers),

@@ -13,11 +13,10 @@ from typing import Any
 
 from app.analysis.analyze import analyze
 from app.analysis.commands import (
-    GGUF_PLACEHOLDER,
-    TEMPLATE_FILE,
     build_commands,
-    llama_server_file_command,
+    first_command,
     template_facts,
+    without_commands,
 )
 from app.analysis.diff import (
     char_opcodes,
@@ -121,6 +120,8 @@ class Outputs:
     analysis_problem: Problem | None = None
     commands: list[dict[str, Any]] | None = None
     builtin: str | None = None
+    #: Why the engines without command lines have none (`Engine.no_command`).
+    no_commands: list[str] = field(default_factory=list)
     #: The GGUF file the commands name; None when none is loaded (they say MODEL.gguf).
     model: str | None = None
     #: The token ids as a JSON array, and the tokens of each message (Tokens view only).
@@ -333,7 +334,8 @@ def build_outputs(
         token_id_blocks=id_blocks(view.ids),
         message_tokens=view.per_message,
         comparison=compare(pool, state, main, source, tokens_of, limits),
-        command=llama_server_file_command(model or GGUF_PLACEHOLDER, TEMPLATE_FILE),
+        command=first_command(state.template, model),
+        no_commands=without_commands(),
         model=model,
         now=state.now,
     )

@@ -9,11 +9,13 @@ prepare and render, and turns whatever goes wrong into a `TemplateProblem`.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, ClassVar
 
 from app.problems import TemplateProblem, problem_from_exception
+from app.render.command_line import CommandContext, CommandLine
 from app.render.limits import DEFAULT_LIMITS, RenderLimits, check_template_size
 
 
@@ -30,8 +32,8 @@ class RenderRequest:
     special_tokens: dict[str, str] = field(default_factory=dict)
     kwargs: dict[str, Any] = field(default_factory=dict)
     now: datetime | None = None
-    #: The id of a registered engine (`app.render.engines`); transformers is the reference.
-    engine: str = "transformers"
+    #: The id of a registered engine (`app.render.engines`); None: the reference engine.
+    engine: str | None = None
     #: Whether the vocabulary adds BOS/EOS itself (llama.cpp strips them from the text).
     add_bos_token: bool = False
     add_eos_token: bool = False
@@ -42,6 +44,10 @@ class RenderRequest:
 
 #: The values `RenderRequest.content_format` takes, as vLLM's server flag does.
 CONTENT_FORMATS = ("auto", "string", "openai")
+
+
+#: A template's prompt for a conversation, by the reference engine (None when it fails).
+Render = Callable[[list[dict[str, Any]], bool], "str | None"]
 
 
 @dataclass(frozen=True)
@@ -71,6 +77,10 @@ class Engine(ABC):
     #: Whether it is a server behind an OpenAI-compatible chat API, whose clients send
     #: tool-call arguments as JSON text (a library takes them as objects).
     openai_server: ClassVar[bool] = False
+    #: Where its command lines come in the Command view, lowest first.
+    command_rank: ClassVar[int] = 100
+    #: Why it has no command line, as the page says it (None: it has some).
+    no_command: ClassVar[str | None] = None
 
     def info(self) -> dict[str, str]:
         """Its entry in `GET /api/engines`."""
@@ -92,6 +102,16 @@ class Engine(ABC):
     def capabilities(self, template: str, limits: RenderLimits) -> dict[str, bool] | None:
         """What the template supports as this engine probes it; None: it has no probe."""
         return None
+
+    def command_facts(self, template: str, special_tokens: dict[str, str], render: Render) -> dict:
+        """What its command lines need to know of the template, learnt in a sandbox worker;
+        `render(messages, add_generation_prompt)` is the template's prompt by the reference
+        engine (None when it fails). Its keys are part of `/api/command`'s answer."""
+        return {}
+
+    def command_lines(self, context: CommandContext) -> list[CommandLine]:
+        """The command lines that run its program with the template (`app.render.command_line`)."""
+        return []
 
     def caveats(self, template: str, model: str | None) -> list[str]:
         """Sentences on what the program does instead of rendering `template` when it

@@ -11,7 +11,7 @@ from typing import Any
 
 from app.errors import RequestError
 from app.render.core import CONTENT_FORMATS, RenderRequest
-from app.render.engines import ENGINES
+from app.render.engines import DEFAULT_ENGINE, ENGINES
 
 #: How a JSON type is named in error messages.
 _JSON_NAMES = {dict: "an object", list: "a list", str: "a string", bool: "a boolean"}
@@ -96,7 +96,7 @@ def parse_render_request(body: Any) -> RenderRequest:
 
 
 def _engine(body: dict) -> str:
-    return _one_of(body, "engine", tuple(ENGINES), "transformers")
+    return _one_of(body, "engine", tuple(ENGINES), DEFAULT_ENGINE)
 
 
 def _one_of(body: dict, field: str, allowed: tuple[str, ...], default: str) -> str:

@@ -20,8 +20,9 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from app.render.engines import DEFAULT_ENGINE
 from app.render.request import RequestError
-from app.state.playground import DEFAULT_ENGINE, PlaygroundState
+from app.state.playground import PlaygroundState
 from app.untrusted_json import DEFAULT_MAX_DEPTH, JSONRefused, loads
 
 #: Form fields holding JSON text: the state's field of the same name.

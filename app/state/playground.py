@@ -18,12 +18,12 @@ from datetime import datetime
 from typing import Any
 
 from app.render.core import RenderRequest
-from app.render.engines import ENGINES, counterpart
+from app.render.engines import DEFAULT_ENGINE, ENGINES, counterpart
 from app.render.request import RequestError, parse_render_request
 
-#: The engine a state renders with unless it names another; left out of the JSON form, so
-#: that a body spelling it out gets the same share id as one that does not.
-DEFAULT_ENGINE = "transformers"
+# The engine a state renders with unless it names another (`DEFAULT_ENGINE`) is left out
+# of the JSON form, so that a body spelling it out gets the same share id as one that
+# does not.
 
 #: The kinds of source a state can point at.
 SOURCE_KINDS = ("gguf", "hf")

@@ -18,6 +18,13 @@ from app.render.limits import DEFAULT_LIMITS, RenderLimits
 
 #: Every engine by id, in the order the page lists them.
 ENGINES: dict[str, Engine] = {}
+#: The engine every other is compared with (the portability report, the Diff view's
+#: default), and the one a request renders with when it names none.
+REFERENCE_ENGINE = TransformersEngine.id
+DEFAULT_ENGINE = REFERENCE_ENGINE
+#: The server whose stated capabilities (llama-server's `chat_template_caps`) and
+#: request rewrites the Analysis view reports.
+STATING_ENGINE = LlamaCppEngine.id
 
 
 def register(engine: Engine) -> None:
@@ -33,14 +40,15 @@ register(TgiEngine())
 register(TransformersJsEngine())
 
 
-def get_engine(engine_id: str) -> Engine:
-    """The engine registered as `engine_id` (KeyError for an unknown id)."""
-    return ENGINES[engine_id]
+def get_engine(engine_id: str | None) -> Engine:
+    """The engine registered as `engine_id`, the reference engine for None (KeyError for
+    an unknown id)."""
+    return ENGINES[engine_id or REFERENCE_ENGINE]
 
 
-def counterpart(engine_id: str) -> str:
+def counterpart(engine_id: str | None) -> str:
     """The engine a comparison of engines sets against `engine_id`: the first other one."""
-    return next(other for other in ENGINES if other != engine_id)
+    return next(other for other in ENGINES if other != (engine_id or REFERENCE_ENGINE))
 
 
 def engine_list() -> list[dict[str, str]]:

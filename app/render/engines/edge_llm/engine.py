@@ -34,3 +34,4 @@ class EdgeLlmEngine(ServerEngine):
         "is Python Jinja's."
     )
     contract = EDGE_LLM
+    no_command = "TensorRT Edge-LLM, whose documentation names no option that takes a template file"

@@ -29,7 +29,10 @@ from functools import lru_cache
 from typing import Any
 
 from app.problems import TemplateProblem
-from app.render.core import Engine, Rendered, RenderRequest, render_with
+from app.render.command_line import CommandContext, CommandLine
+from app.render.core import Engine, Render, Rendered, RenderRequest, render_with
+from app.render.engines.llamacpp import commands as llamacpp_commands
+from app.render.engines.llamacpp.builtins import equivalent_builtin
 from app.render.engines.llamacpp.capabilities import detect_capabilities
 from app.render.engines.llamacpp.context import (
     RenderContext,
@@ -96,10 +99,19 @@ class LlamaCppEngine(Engine):
         except LlamaCppInputError as error:
             raise TemplateProblem("InvalidRequest", str(error)) from None
 
+    command_rank = 0
+
     def capabilities(self, template: str, limits: RenderLimits) -> dict[str, bool]:
         """llama-server's `chat_template_caps`, detected by its probes."""
         check_template_size(template, limits)
         return template_capabilities(template, limits)
+
+    def command_facts(self, template: str, special_tokens: dict[str, str], render: Render) -> dict:
+        """The built-in format that writes what the template writes on plain chats."""
+        return {"builtin": equivalent_builtin(render, special_tokens.get("bos_token"))}
+
+    def command_lines(self, context: CommandContext) -> list[CommandLine]:
+        return llamacpp_commands.command_lines(context)
 
 
 def render_llamacpp(

@@ -13,7 +13,9 @@ Its steps, in TGI's order (router/src/lib.rs `ChatRequest::try_into_generate`, t
 from __future__ import annotations
 
 from app.problems import limit_exceeded
+from app.render.command_line import CommandContext, CommandLine
 from app.render.core import Engine, Rendered, RenderRequest
+from app.render.engines.tgi import commands as tgi_commands
 from app.render.engines.tgi import template as tgi_template
 from app.render.engines.tgi.router import shape_request
 from app.render.limits import RenderLimits
@@ -36,6 +38,11 @@ class TgiEngine(Engine):
         "assistant message continued) and MiniJinja with pycompat, run by the minijinja "
         "Python package."
     )
+
+    command_rank = 20
+
+    def command_lines(self, context: CommandContext) -> list[CommandLine]:
+        return tgi_commands.command_lines(context)
 
     def render(self, request: RenderRequest, limits: RenderLimits) -> Rendered:
         """Reshape, render and continue as TGI's router does."""

@@ -13,7 +13,9 @@ from dataclasses import replace
 from typing import Any
 
 from app.render.bounded import generate_bounded
+from app.render.command_line import CommandContext, CommandLine
 from app.render.core import Engine, Rendered, RenderRequest, render_with
+from app.render.engines.transformers import commands as transformers_commands
 from app.render.environment import compile_template, pinned_clock, shared_environment
 from app.render.limits import DEFAULT_LIMITS, RenderLimits
 
@@ -56,6 +58,11 @@ class TransformersEngine(Engine):
         "What transformers' apply_chat_template(..., tokenize=False) returns: Python's "
         "Jinja in transformers' sandbox, as vLLM and SGLang render too."
     )
+
+    command_rank = 40
+
+    def command_lines(self, context: CommandContext) -> list[CommandLine]:
+        return transformers_commands.command_lines(context)
 
     def prepare(self, request: RenderRequest) -> RenderRequest:
         """The checks and rewrites apply_chat_template makes before compiling, in its order."""

@@ -50,6 +50,10 @@ class TransformersJsEngine(Engine):
         "renders too."
     )
 
+    no_command = (
+        "transformers.js, which renders in your own JavaScript (tokenizer.apply_chat_template)"
+    )
+
     def render(self, request: RenderRequest, limits: RenderLimits) -> Rendered:
         """Render in this process's Node child; raises `TemplateProblem`."""
         context, rewrites = chat_context(request)

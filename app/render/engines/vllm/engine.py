@@ -20,9 +20,11 @@ from dataclasses import replace
 from typing import Any, ClassVar
 
 from app.problems import TemplateProblem
+from app.render.command_line import CommandContext, CommandLine
 from app.render.content_format import detect_content_format
-from app.render.core import Engine, Rendered, RenderRequest
+from app.render.core import Engine, Render, Rendered, RenderRequest
 from app.render.engines.transformers import TransformersEngine
+from app.render.engines.vllm import commands as vllm_commands
 from app.render.engines.vllm.contract import VLLM, Contract, Refused
 from app.render.engines.vllm.messages import parse_messages
 from app.render.engines.vllm.options import (
@@ -117,6 +119,14 @@ class VllmEngine(ServerEngine):
     )
     contract = VLLM
     transformers = PinnedTransformers()
+    command_rank = 10
 
     def caveats(self, template: str, model: str | None) -> list[str]:
         return other_paths(template, model)
+
+    def command_facts(self, template: str, special_tokens: dict[str, str], render: Render) -> dict:
+        """The content format its server is told (what it would detect)."""
+        return {"content_format": detect_content_format(template)}
+
+    def command_lines(self, context: CommandContext) -> list[CommandLine]:
+        return vllm_commands.command_lines(context)

@@ -1,0 +1,129 @@
+"""Command lines that run a program with the playground's template: what every engine's
+command lines share (`Engine.command_lines`).
+
+A `CommandLine` is one way to run one program: its `form` (a template file, the template
+inline, the environment...), the `command` and the files it reads from the current
+directory. `CommandContext` is what they are written from. Facts every form rests on:
+
+- One argv word or environment string is at most 128 KiB on Linux (MAX_ARG_STRLEN), and
+  none can hold a NUL: the inline forms are left out for templates they cannot carry.
+- Every word is quoted by `quote`: POSIX single quotes, safe to paste into a terminal.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from dataclasses import dataclass, field
+from typing import Any
+
+TEMPLATE_FILE = "template.jinja"
+GGUF_PLACEHOLDER = "MODEL.gguf"
+HF_PLACEHOLDER = "ORG/MODEL"
+DEFAULT_SERVER_URL = "http://localhost:8080"
+#: Linux's MAX_ARG_STRLEN: the bytes of one argv word or "NAME=value", with its NUL.
+MAX_ARGUMENT_BYTES = 128 * 1024
+#: The conversation the snippets send when the caller gives none.
+EXAMPLE_MESSAGES: list[dict[str, Any]] = [{"role": "user", "content": "Hello!"}]
+
+
+@dataclass(frozen=True)
+class CommandLine:
+    """One way to run `program` with the template."""
+
+    program: str
+    form: str
+    command: str
+    files: dict[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """An entry of `/api/command` (the program under `engine`, as it always was)."""
+        return {"engine": self.program, "form": self.form, "command": self.command,
+                "files": self.files}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class CommandContext:
+    """What command lines are written from: the template, the kwargs and conversation a
+    snippet sends, the model (a GGUF file or a Hugging Face id, each with a placeholder
+    when the other kind is loaded), and `facts` the engines learnt by rendering the
+    template (`Engine.command_facts`)."""
+
+    template: str
+    kwargs: dict[str, Any]
+    gguf: str = GGUF_PLACEHOLDER
+    hf_id: str = HF_PLACEHOLDER
+    messages: list[dict[str, Any]] = field(default_factory=lambda: list(EXAMPLE_MESSAGES))
+    tools: list[dict[str, Any]] | None = None
+    add_generation_prompt: bool = True
+    special_tokens: dict[str, str] = field(default_factory=dict)
+    server_url: str = DEFAULT_SERVER_URL
+    facts: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def for_model(cls, model: str | None, **fields: Any) -> CommandContext:
+        """A context for `model`: a GGUF file name, or a Hugging Face id."""
+        gguf = model if model and model.endswith(".gguf") else GGUF_PLACEHOLDER
+        hf_id = model if model and not model.endswith(".gguf") else HF_PLACEHOLDER
+        return cls(gguf=gguf, hf_id=hf_id, **fields)
+
+    @property
+    def kwargs_json(self) -> str | None:
+        return compact_json(self.kwargs) if self.kwargs else None
+
+
+#: Control characters a terminal paste can alter (a pasted CR arrives as LF, ESC starts a
+#: key sequence): every C0 control but tab and newline, which a paste keeps, and DEL.
+_UNPASTEABLE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+#: What the `printf '%b'` form writes as octal: every control (so the form is one line),
+#: its own escape character, and "!", which an interactive bash would history-expand
+#: inside the double quotes around the command substitution.
+_PRINTF_ESCAPED = re.compile(r"[\x00-\x1f\x7f\\!]")
+
+
+def quote(word: str) -> str:
+    """`word` as one POSIX shell word that also survives being pasted into a terminal.
+
+    Single quotes (`shlex.quote`) keep everything literal, `$`, backquotes, `!` and
+    backslashes included (bash does no history expansion inside them). A word with
+    control characters a paste would alter is written by `printf '%b'` instead, from a
+    one-line copy where they (and newlines, backslashes and "!") are octal escapes: still
+    POSIX, still one word, and one command substitution (dash crashes on words with a
+    thousand). Command substitution strips trailing newlines: those follow in quotes.
+    """
+    if not _UNPASTEABLE.search(word):
+        return shlex.quote(word)
+    body = word.rstrip("\n")
+    escaped = _PRINTF_ESCAPED.sub(lambda match: f"\\0{ord(match.group()):03o}", body)
+    tail = word[len(body) :]
+    return f"\"$(printf '%b' {shlex.quote(escaped)})\"" + (shlex.quote(tail) if tail else "")
+
+
+def join(words: list[str]) -> str:
+    return " ".join(quote(word) for word in words)
+
+
+def compact_json(value: Any) -> str:
+    """Compact JSON, non-ASCII kept readable unless it cannot be encoded (lone surrogates)."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return text if _encodable(text) else json.dumps(value, separators=(",", ":"))
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def fits_one_argument(text: str, overhead: int = 0) -> bool:
+    """Whether `text` can be one argv word (or environment value) as it is."""
+    if "\0" in text or not _encodable(text):
+        return False
+    return len(text.encode("utf-8")) + overhead + 1 <= MAX_ARGUMENT_BYTES
+
+
+def assign(name: str, value: str) -> str:
+    return f"{name}={quote(value)}"
