@@ -21,10 +21,11 @@ import logging
 import math
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from cachetools import TLRUCache
 
 from app.budget import OverLimit
 from app.storage import BucketRule, Database, Room, StorageFull
@@ -48,7 +49,7 @@ EXPIRE_BATCH = 100
 BUCKET_BATCH = 1000
 
 #: Clients refused recently, and sources marked used recently, that one process
-#: remembers (the oldest are forgotten first).
+#: remembers (the least recently refused or marked are forgotten first).
 REMEMBERED = 4096
 
 
@@ -104,9 +105,11 @@ class Quota:
         self.rule = settings.rule()
         #: What time it is (seconds since the epoch); tests set their own.
         self.clock = clock
-        self._refused: OrderedDict[str, float] = OrderedDict()
-        self._touched: OrderedDict[str, float] = OrderedDict()
-        self._lock = threading.Lock()
+        #: Refused clients, until the time their refusal names.
+        self._refused = self._memory()
+        #: Sources marked used, until their next use is to be written again.
+        self._touched = self._memory()
+        self._lock = threading.Lock()  # cachetools caches are not thread-safe
         self._maintained = -math.inf
 
     # --- per-client allowances ------------------------------------------------------------
@@ -117,13 +120,14 @@ class Quota:
             return
         now = self.clock()
         with self._lock:
-            until = self._refused.get(client, -math.inf)
-        if now < until:
+            until = self._refused.get(client)
+        if until is not None:
             raise self._too_many_writes(until - now)
         refused = self.database.take_tokens(client, self.rule, now, requests=1, size=0)
         if refused is not None:
             wait = _wait(refused.requests, 1, self.rule.requests_per_second)
-            self._remember(self._refused, client, now + wait)
+            with self._lock:
+                self._refused[client] = now + wait
             raise self._too_many_writes(wait)
 
     def charge(self, client: str | None, size: int) -> None:
@@ -180,7 +184,7 @@ class Quota:
         storage is full of sources that must stay (and then not charged)."""
         now = self.clock()
         if self.database.touch_source(source_id, now, now - TOUCH_SECONDS):
-            self._remember(self._touched, source_id, now)  # stored already: a use
+            self._touch(source_id, now)  # stored already: a use
             return
         self.charge(client, len(data))
         try:
@@ -193,16 +197,15 @@ class Quota:
             raise
         if not new:  # another process stored it in between
             self.refund(client, len(data))
-        self._remember(self._touched, source_id, now)
+        self._touch(source_id, now)
 
     def used(self, source_id: str) -> bool:
         """Note a use of a source (written at most once per TOUCH_SECONDS by this process);
         False when the database no longer has it."""
         now = self.clock()
         with self._lock:
-            last = self._touched.get(source_id, -math.inf)
-        if now - last < TOUCH_SECONDS:
-            return True
+            if source_id in self._touched:  # `in` does not reorder: written order is kept
+                return True
         try:
             alive = self.database.touch_source(source_id, now, now - TOUCH_SECONDS)
         except Exception:
@@ -211,7 +214,7 @@ class Quota:
             LOG.exception("Could not mark source %s used", source_id)
             alive = True
         if alive:
-            self._remember(self._touched, source_id, now)
+            self._touch(source_id, now)
             return True
         with self._lock:
             self._touched.pop(source_id, None)
@@ -240,12 +243,17 @@ class Quota:
             idle = min(idle, self.settings.source_ttl_seconds)
         return Room(self.settings.source_storage_bytes, idle_before=now - idle)
 
-    def _remember(self, memory: OrderedDict[str, float], key: str, value: float) -> None:
+    def _memory(self) -> TLRUCache[str, float]:
+        """Keys each remembered until the time its value names, by this quota's clock
+        (looked up on each use: tests replace it), at most REMEMBERED of them."""
+        return TLRUCache(
+            maxsize=REMEMBERED, ttu=lambda _key, until, _now: until, timer=lambda: self.clock()
+        )
+
+    def _touch(self, source_id: str, now: float) -> None:
+        """Remember a use written at `now`: the next is written TOUCH_SECONDS later."""
         with self._lock:
-            memory[key] = value
-            memory.move_to_end(key)
-            while len(memory) > REMEMBERED:
-                memory.popitem(last=False)
+            self._touched[source_id] = now + TOUCH_SECONDS
 
     # --- errors ------------------------------------------------------------------------------
 

@@ -8,7 +8,7 @@ tokens per message are built only while that view is open.
 from __future__ import annotations
 
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -71,11 +71,6 @@ def tokens_with(store: SourceStore, source: Source | None, limit: int) -> Tokens
     return tokens_of
 
 
-#: Threads that wait for the message ends while the request's own thread waits for the
-#: tokens (each wait is on a worker process: no CPU is spent here).
-_MESSAGE_ENDS = ThreadPoolExecutor(max_workers=8, thread_name_prefix="message-ends")
-
-
 @dataclass
 class TokensView:
     """What the Tokens view gets for the main prompt (see `Outputs`)."""
@@ -105,17 +100,35 @@ def tokens_view(
         # No view on screen shows them: tokenizing 50k tokens was most of each edit's
         # time in the Prompt view. Opening the Tokens view asks for them.
         return TokensView(later=True)
-    # Where each message's part of the prompt ends (a render per message, in a sandbox
-    # worker) is found while the source worker tokenizes: neither waits for the other.
-    wanted = state.view == "tokens" and source is not None and source.can_tokenize
-    ends = _MESSAGE_ENDS.submit(message_ends_of, pool, request, prompt) if wanted else None
-    tokens, note = tokens_of(prompt)
-    if tokens is None:
-        return TokensView(note=note)
-    if ends is None:
+    if state.view != "tokens" or source is None or not source.can_tokenize:
         # The data only while the Tokens view is open: 50k tokens are about 0.5 MB of
         # the answer to parse on every edit in the other views (and 80 ms to build).
+        tokens, note = tokens_of(prompt)
         return TokensView(note=note, tokens=tokens)
+    # Where each message's part of the prompt ends (a render per message, in a sandbox
+    # worker) is found while the source worker tokenizes: neither waits for the other.
+    # The thread that waits for it is this request's own, not a shared pool's: leaving
+    # the `with` joins it, so its sandbox task never outlives the request's admission
+    # slot. Admission lets in PLAYGROUND_THREADS requests, one per sandbox worker, so no
+    # render waits for a worker (nor is taken for a wedged pool), and no pool is left
+    # to size or to close at shutdown.
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="message-ends") as beside:
+        ends = beside.submit(message_ends_of, pool, request, prompt)
+        tokens, note = tokens_of(prompt)
+        if tokens is None:
+            return TokensView(note=note)
+        return _with_data(request, prompt, tokens, ends, note)
+
+
+def _with_data(
+    request: RenderRequest,
+    prompt: str,
+    tokens: Tokens,
+    ends: Future[list[int | None] | None],
+    note: str | None,
+) -> TokensView:
+    """The Tokens view's data: its tokens, their ids and, when every token was drawn and
+    the message ends are known (`ends`, waited for last), the tokens of each message."""
     # Only the text the drawn tokens cover: the rest is not "untokenized".
     covered = max(tokens.tokens.ends, default=0)
     whole = tokens.total == len(tokens.tokens)

@@ -15,15 +15,17 @@ import hashlib
 import re
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Protocol, overload
 
+from cachetools import FIFOCache, TTLCache
+
 from app.budget import OverLimit
 from app.errors import ApiError
+from app.sources.caches import BoundedLRUCache
 from app.sources.gguf import IncompleteHeader
 from app.sources.hf import canonical_files
 from app.sources.service import SourceFailed, SourceWorkers
@@ -40,7 +42,7 @@ GGUF, HF = "gguf", "hf"
 #: How long a tokenizing that failed (ran into a limit, or made its library panic) is not
 #: tried again by this process: opening a share of a hostile source costs one failure.
 FAILURE_MEMORY_SECONDS = 600.0
-#: Failures remembered at most (the oldest are forgotten first).
+#: Failures remembered at most (the least recently used are forgotten first).
 FAILURES_KEPT = 1024
 #: Tokenizer builds whose outcome is kept (the oldest are forgotten first; a forgotten
 #: one is asked of the source worker again, which holds the tokenizer or builds it).
@@ -156,19 +158,23 @@ class SourceStore:
     ) -> None:
         self.database = database
         self.workers = workers
-        self.capacity = capacity
-        self.memory_chars = memory_chars
         #: Told of each in-memory lookup: True for a hit, False for a miss (for metrics).
         self.on_lookup = on_lookup
         #: Stores sources within the storage limits and keeps their last use, so that
         #: unused ones can expire (None: stored directly, kept forever).
         self.keeper = keeper
-        self._memory: OrderedDict[str, Source] = OrderedDict()
-        self._chars: dict[str, int] = {}
-        self._failed: dict[str, tuple[float, TokenizerUnavailable]] = {}
-        self._lock = threading.Lock()
-        #: Tokenizer builds by source id: running, or done (their outcome kept).
-        self._builds: OrderedDict[str, Future[TokenizerInfo]] = OrderedDict()
+        self._memory: BoundedLRUCache[str, Source] = BoundedLRUCache(
+            maxsize=memory_chars, maxcount=capacity, getsizeof=summary_chars
+        )
+        self._failed: TTLCache[str, TokenizerUnavailable] = TTLCache(
+            maxsize=FAILURES_KEPT, ttl=FAILURE_MEMORY_SECONDS, timer=time.monotonic
+        )
+        self._lock = threading.Lock()  # cachetools caches are not thread-safe
+        #: Tokenizer builds by source id: running, or done (their outcome kept). A FIFO
+        #: cache, since an LRU one reorders on every read and `_unfinished_builds` reads
+        #: them all; `_start_build` stores a build again each time it is asked for, so
+        #: the least recently asked for is forgotten first all the same.
+        self._builds: FIFOCache[str, Future[TokenizerInfo]] = FIFOCache(maxsize=BUILDS_KEPT)
         # A build only waits for its source worker: one thread per lane keeps them busy.
         self._builder = ThreadPoolExecutor(
             max_workers=max(1, workers.lanes), thread_name_prefix="tokenizer-build"
@@ -229,7 +235,6 @@ class SourceStore:
             # Expired from the database: gone for this process too, as for every replica.
             with self._lock:
                 self._memory.pop(source_id, None)
-                self._chars.pop(source_id, None)
             return None
         stored = self.database.get_source(source_id)
         if stored is None:
@@ -281,10 +286,7 @@ class SourceStore:
                     future.set_result(info)
                     return future
                 future = self._builder.submit(self._build, source, stored)
-                self._builds[source.id] = future
-            self._builds.move_to_end(source.id)
-            while len(self._builds) > BUILDS_KEPT:
-                self._builds.popitem(last=False)
+            self._builds[source.id] = future  # the most recently asked for now
             return future
 
     def _build(
@@ -382,16 +384,14 @@ class SourceStore:
         """The same tokenizing that failed a moment ago fails again, without a worker."""
         with self._lock:
             failed = self._failed.get(task)
-        if failed is not None and time.monotonic() - failed[0] < FAILURE_MEMORY_SECONDS:
-            raise failed[1]
+        if failed is not None:
+            raise failed
 
     def _remember_failure(self, task: str, error: OverLimit | SourceFailed) -> TokenizerUnavailable:
         limit = error.limit if isinstance(error, OverLimit) else None
         failure = TokenizerUnavailable(f"The tokenizer failed: {error.message}", limit)
         with self._lock:
-            self._failed[task] = (time.monotonic(), failure)
-            while len(self._failed) > FAILURES_KEPT:
-                self._failed.pop(next(iter(self._failed)))
+            self._failed[task] = failure
         return failure
 
     def _load(self, kind: str, data: bytes, file_name: str | None) -> Loaded | IncompleteHeader:
@@ -430,10 +430,9 @@ class SourceStore:
 
     def _remembered(self, source_id: str) -> Source | None:
         with self._lock:
-            source = self._memory.get(source_id)
-            if source is not None:
-                source = self._memory[source_id] = self._with_build(source)
-                self._memory.move_to_end(source_id)
+            source = self._memory.get(source_id)  # a use: the most recent now
+            if source is not None and (built := self._with_build(source)) is not source:
+                source = self._memory[source_id] = built
         if self.on_lookup is not None:
             self.on_lookup(source is not None)
         return source
@@ -441,13 +440,6 @@ class SourceStore:
     def _remember(self, source: Source) -> Source:
         with self._lock:
             self._memory[source.id] = source
-            self._memory.move_to_end(source.id)
-            self._chars[source.id] = summary_chars(source)
-            while len(self._memory) > 1 and (
-                len(self._memory) > self.capacity or sum(self._chars.values()) > self.memory_chars
-            ):
-                forgotten, _ = self._memory.popitem(last=False)
-                del self._chars[forgotten]
         return source
 
 

@@ -15,13 +15,15 @@ from __future__ import annotations
 
 import json
 import os
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from cachetools import FIFOCache
+
 from app.errors import bounded_text
 from app.pool.guard import CpuTimeExceeded
+from app.sources.caches import BoundedLRUCache
 from app.sources.gguf import GGUFError, IncompleteHeader, read_header
 from app.sources.gguf_model import source_from_header
 from app.sources.hf import CUT_SHORT, HFFileError, check_json, read_hf_files
@@ -124,26 +126,23 @@ class _Entry:
 
 
 class _Cache:
-    """Built tokenizers by source id, least recently used first, within a byte budget."""
+    """Built tokenizers by source id, least recently used first, within a byte budget
+    and an entry count (`SourceLimits`); the newest is kept whatever it costs."""
 
     def __init__(self) -> None:
-        self.entries: OrderedDict[str, _Entry] = OrderedDict()
+        # The bounds come with each task's limits (`put`), not at import.
+        self.entries: BoundedLRUCache[str, _Entry] = BoundedLRUCache(
+            maxsize=0, maxcount=0, getsizeof=lambda entry: entry.cost
+        )
 
     def get(self, source_id: str) -> VocabTokenizer | None:
-        entry = self.entries.get(source_id)
-        if entry is None:
-            return None
-        self.entries.move_to_end(source_id)
-        return entry.tokenizer
+        entry = self.entries.get(source_id)  # a use: the most recent now
+        return None if entry is None else entry.tokenizer
 
     def put(self, source_id: str, tokenizer: VocabTokenizer, cost: int, limits: SourceLimits):
+        self.entries.maxsize, self.entries.maxcount = limits.cache_bytes, limits.cache_entries
+        # At least a MiB: resident memory may not grow at all (freed pages reused).
         self.entries[source_id] = _Entry(tokenizer, max(cost, 1 << 20))
-        self.entries.move_to_end(source_id)
-        while len(self.entries) > 1 and (
-            len(self.entries) > limits.cache_entries
-            or sum(e.cost for e in self.entries.values()) > limits.cache_bytes
-        ):
-            self.entries.popitem(last=False)
 
     def drop(self, source_id: str) -> None:
         self.entries.pop(source_id, None)
@@ -226,12 +225,11 @@ class _Pending:
     KEPT = 2
 
     def __init__(self) -> None:
-        self.builds: OrderedDict[str, _Build] = OrderedDict()
+        # Only stored, taken and tested for: the oldest parse is forgotten first.
+        self.builds: FIFOCache[str, _Build] = FIFOCache(maxsize=self.KEPT)
 
     def put(self, source_id: str, build: _Build) -> None:
         self.builds[source_id] = build
-        while len(self.builds) > self.KEPT:
-            self.builds.popitem(last=False)
 
     def take(self, source_id: str) -> _Build | None:
         return self.builds.pop(source_id, None)

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import Counter, OrderedDict, deque
+from collections import Counter, deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from cachetools import TTLCache
 
 from app.budget import OverLimit
 from app.sources.remote import BUSY_RETRY_SECONDS
@@ -69,7 +71,12 @@ class Gate:
         self._admitted_heavy = 0
         self._waiters: deque[_Waiter] = deque()
         self._clients: Counter[str] = Counter()
-        self._heavy_until: OrderedDict[str, float] = OrderedDict()
+        # Heavy clients, each for HEAVY_SECONDS after its last costly request; past
+        # HEAVY_CLIENTS_KEPT the least recently marked is forgotten (only `in` reads it,
+        # which does not reorder).
+        self._heavy: TTLCache[str, bool] = TTLCache(
+            maxsize=HEAVY_CLIENTS_KEPT, ttl=HEAVY_SECONDS, timer=time.monotonic
+        )
 
     def enter(self, client: str) -> Ticket:
         """Take a slot for `client`, waiting for one if it may and the queue has room.
@@ -133,17 +140,10 @@ class Gate:
             del self._clients[client]  # keys of past clients must not pile up
 
     def _is_heavy(self, client: str) -> bool:
-        until = self._heavy_until.get(client)
-        if until is not None and until <= time.monotonic():
-            del self._heavy_until[client]
-            return False
-        return until is not None
+        return client in self._heavy
 
     def _mark_heavy(self, client: str) -> None:
-        self._heavy_until[client] = time.monotonic() + HEAVY_SECONDS
-        self._heavy_until.move_to_end(client)
-        while len(self._heavy_until) > HEAVY_CLIENTS_KEPT:
-            self._heavy_until.popitem(last=False)
+        self._heavy[client] = True
 
     def _client_limit(self) -> OverLimit:
         return _refusal(
