@@ -228,6 +228,7 @@ def test_fetch_slots_refuse_a_client_over_its_limit_and_everyone_when_full():
 #: point is whether the request is counted, not what it answers).
 EXPENSIVE = [
     ("POST", "/api/render"),
+    ("POST", "/api/outputs"),
     ("POST", "/api/analyze"),
     ("POST", "/api/diff"),
     ("POST", "/api/command"),

@@ -114,7 +114,7 @@ def analysis_of(app, template: str, source=None, **changes) -> dict:
         token_ids = partial(store.token_ids, source) if source is not None else None
         fields = {"messages": CHAT, "add_generation_prompt": True}
         request = RenderRequest(template=template, **{**fields, **changes})
-        return analyze(request, pool, source, token_ids)
+        return analyze(request, pool, source, token_ids).to_json()
 
 
 def test_chatml_keeps_the_whole_first_request(app):

@@ -20,12 +20,11 @@ import numpy as np
 import pytest
 from gguf import GGUFReader, GGUFWriter
 
-from app.analysis.commands import build_commands
+from app.analysis.commands import build_command_lines
 from app.problems import TemplateProblem
 from app.render.command_line import MAX_ARGUMENT_BYTES
 from app.render.core import RenderRequest
-from app.render.engines.llamacpp.builtins import BUILTINS, apply_builtin, equivalent_builtin
-from app.render.engines.llamacpp.commands import llama_server_file_command
+from app.render.engines.llamacpp.builtins import BUILTINS, equivalent_builtin
 from app.render.engines.transformers.chat import render_chat
 from tests.support.reference import reference_tokenizer
 
@@ -36,6 +35,13 @@ PRINTER = (
 PRINTED_PROGRAMS = (
     "llama-server", "llama-cli", "curl", "vllm", "text-generation-launcher", "mistralrs"
 )  # fmt: skip
+
+
+def build_commands(template: str, kwargs: dict, model: str | None = None, **given: Any) -> list:
+    """The command lines as `/api/command` answers them: `{"engine", "form", "command",
+    "files"}` each."""
+    return [line.to_json() for line in build_command_lines(template, kwargs, model, **given)]
+
 
 NASTY = (
     "{{- 'it' + \"'\" + 's' }} \"double\" 'single' '' \"\" \\ \\\\ \\n \\' \\\" "
@@ -136,12 +142,6 @@ def test_every_entry_has_the_four_fields() -> None:
     for item in entries:
         assert set(item) == {"engine", "form", "command", "files"}
         assert isinstance(item["command"], str) and isinstance(item["files"], dict)
-
-
-def test_the_file_command_used_by_the_display_is_unchanged() -> None:
-    assert llama_server_file_command("my model.gguf", "template.jinja") == (
-        "llama-server -m 'my model.gguf' --jinja --chat-template-file template.jinja"
-    )
 
 
 @pytest.mark.parametrize("shell", SHELLS)
@@ -469,7 +469,7 @@ CONVERSATION = [
     ],
 )  # fmt: skip
 def test_builtin_formats_write_what_llama_cpp_writes(name: str, expected: str) -> None:
-    assert apply_builtin(name, CONVERSATION, True) == expected
+    assert BUILTINS[name](CONVERSATION, True) == expected
 
 
 def test_every_builtin_renders_the_probes_differently_from_the_others() -> None:

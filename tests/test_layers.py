@@ -180,11 +180,11 @@ def _engine_ids() -> set[str]:
     ids = set()
     for path in _modules(ENGINES_PACKAGE):
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
-            if isinstance(node, ast.Assign) and any(
+            names_id = isinstance(node, ast.Assign) and any(
                 isinstance(t, ast.Name) and t.id == "id" for t in node.targets
-            ):
-                if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
-                    ids.add(node.value.value)
+            )
+            if names_id and isinstance(node.value, ast.Constant):
+                ids.add(node.value.value)
     return ids
 
 

@@ -12,7 +12,7 @@ conversation so far), so at most `max_turns` user turns are followed and at most
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from app.analysis.diagnostics import Diagnostic
@@ -30,6 +30,27 @@ from app.text import common_prefix_length
 DEFAULT_MAX_TURNS = 32
 #: Characters of requests tokenized for token counts (`PLAYGROUND_OUTPUT_CHARS`).
 DEFAULT_MAX_CHARS = 2_000_000
+
+
+@dataclass
+class Analysis:
+    """What the Analysis view shows, field for field `/api/analyze`'s answer."""
+
+    #: What the stating engine (llama-server) changes before rendering; None: it refuses.
+    llama_cpp_rewrites: list[str] | None
+    #: Every engine against the reference over the report's conversations.
+    portability: dict[str, Any]
+    #: The stating engine's `chat_template_caps`.
+    capabilities: dict[str, bool] | None
+    content_format: str
+    diagnostics: list[dict[str, Any]]
+    end_of_turn_marker: str | None
+    prefix_stability: list[dict[str, Any]]
+    user_turns: int
+    turns_analysed: int
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
 
 
 def _prefix_stability(probed: dict[str, Any], token_ids: TokenIds | None) -> list[dict[str, Any]]:
@@ -62,7 +83,7 @@ def analyze(
     *,
     max_turns: int = DEFAULT_MAX_TURNS,
     max_chars: int = DEFAULT_MAX_CHARS,
-) -> dict[str, Any]:
+) -> Analysis:
     """The whole analysis of a render request; raises TemplateProblem for hostile templates.
 
     `token_ids` tokenizes with the source's vocabulary (None: no token counts).
@@ -79,14 +100,14 @@ def analyze(
         turn_markers=probed["turn_markers"],
     )
     diagnostics = [Diagnostic(**d) for d in probed["diagnostics"]] + vocabulary
-    return {
-        "llama_cpp_rewrites": _llama_cpp_rewrites(request, pool),
-        "portability": portability(request, pool),
-        "capabilities": probed["capabilities"],
-        "content_format": probed["content_format"],
-        "diagnostics": [d.to_json() for d in diagnostics],
-        "end_of_turn_marker": probed["end_marker"],
-        "prefix_stability": _prefix_stability(probed, token_ids),
-        "user_turns": probed["user_turns"],
-        "turns_analysed": min(probed["user_turns"], max_turns),
-    }
+    return Analysis(
+        llama_cpp_rewrites=_llama_cpp_rewrites(request, pool),
+        portability=portability(request, pool),
+        capabilities=probed["capabilities"],
+        content_format=probed["content_format"],
+        diagnostics=[d.to_json() for d in diagnostics],
+        end_of_turn_marker=probed["end_marker"],
+        prefix_stability=_prefix_stability(probed, token_ids),
+        user_turns=probed["user_turns"],
+        turns_analysed=min(probed["user_turns"], max_turns),
+    )

@@ -46,7 +46,7 @@ def _writers() -> list[Callable[[CommandContext], list[CommandLine]]]:
     return [write for _, write in sorted([*ranked, *OTHER_RUNTIMES], key=lambda pair: pair[0])]
 
 
-def build_commands(
+def build_command_lines(
     template: str,
     kwargs: dict,
     model: str | None = None,
@@ -58,7 +58,7 @@ def build_commands(
     add_generation_prompt: bool = True,
     server_url: str = DEFAULT_SERVER_URL,
     special_tokens: dict[str, str] | None = None,
-) -> list[dict]:
+) -> list[CommandLine]:
     """Every command that runs a model with `template`, `kwargs` and the conversation.
 
     `model` is a GGUF file (for llama.cpp and gguf-py) or a Hugging Face id (for vLLM and
@@ -79,7 +79,7 @@ def build_commands(
         server_url=server_url,
         facts={"content_format": content_format, "builtin": builtin},
     )
-    return [line.to_json() for write in _writers() for line in write(context)]
+    return [line for write in _writers() for line in write(context)]
 
 
 def first_command(template: str, model: str | None) -> str:

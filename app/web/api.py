@@ -1,15 +1,13 @@
-"""The JSON API: `/api/render`, `/api/engines` and the health check."""
+"""The JSON API's own parts: the health check, `/api/engines`, and how every endpoint
+reads its body (the views' endpoints are `app.web.outputs`)."""
 
 from __future__ import annotations
-
-import time
 
 from flask import Blueprint, current_app, request
 
 from app.errors import RequestError
-from app.render.engines import engine_list, get_engine
+from app.render.engines import engine_list
 from app.render.pool import SandboxPool
-from app.render.request import parse_render_request
 from app.untrusted_json import JSONRefused, loads
 
 blueprint = Blueprint("api", __name__)
@@ -47,20 +45,3 @@ def healthz() -> dict:
 def engines() -> dict:
     """The render engines a request can name, each with the version it reproduces."""
     return {"engines": engine_list()}
-
-
-@blueprint.post("/api/render")
-def render() -> dict:
-    """Render a conversation through a template, in the sandbox."""
-    render_request = parse_render_request(json_body())
-    started = time.perf_counter()
-    rendered = sandbox_pool().render(render_request)
-    return {
-        "prompt": rendered.prompt,
-        "now": render_request.now.isoformat(),
-        "generation_spans": [list(span) for span in rendered.generation_spans],
-        "engine": render_request.engine,
-        "rewrites": rendered.rewrites,
-        "caveats": get_engine(render_request.engine).caveats(render_request.template, None),
-        "elapsed_ms": round((time.perf_counter() - started) * 1000, 3),
-    }

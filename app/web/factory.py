@@ -88,12 +88,12 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     app.extensions["library"] = Library(Path(library_dir) if library_dir else DEFAULT_LIBRARY)
 
     from app.web import (
-        analysis,
         api,
         errors,
         guards,
         library,
         metrics,
+        outputs,
         page,
         remote,
         shares,
@@ -104,7 +104,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     app.register_blueprint(sources.blueprint)
     remote.install(app)  # the Hub and GGUF URLs, read into the source store
     app.register_blueprint(library.blueprint)
-    app.register_blueprint(analysis.blueprint)
+    app.register_blueprint(outputs.blueprint)
     app.register_blueprint(shares.blueprint)
     app.register_blueprint(page.blueprint)
     app.register_blueprint(metrics.blueprint)

@@ -5,20 +5,19 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from flask import Blueprint, Response, abort, current_app, render_template, request
+from flask import Blueprint, Response, abort, render_template, request
 from jinja2.utils import htmlsafe_json_dumps
 
 from app.analysis.examples import EXAMPLES
 from app.display.origin import template_origin
-from app.display.outputs import PageLimits, build_outputs
+from app.display.outputs import build_outputs
 from app.render.engines import engine_list
 from app.state import PlaygroundState
 from app.state.form import first_visit, form_values, state_from_form
-from app.web.analysis import analysis_budget
-from app.web.api import max_json_depth, sandbox_pool
+from app.web.api import max_json_depth
 from app.web.library import library
+from app.web.outputs import pipeline
 from app.web.shares import load_share
-from app.web.sources import source_store
 
 blueprint = Blueprint("page", __name__)
 
@@ -28,8 +27,8 @@ DEFAULT_TEMPLATE = "chatml"
 
 def page_context(state: PlaygroundState, problems: dict[str, str] | None = None) -> dict:
     """What page.html and its fragments need for one state."""
-    limits = page_limits()
-    outputs = build_outputs(state, sandbox_pool(), source_store(), analysis_budget, limits)
+    steps = pipeline()
+    outputs = build_outputs(state, steps)
     return {
         "state": state,
         "form": form_values(state),
@@ -41,14 +40,8 @@ def page_context(state: PlaygroundState, problems: dict[str, str] | None = None)
         # Key order kept (the menu writes the messages as they are listed), HTML-safe.
         "examples_json": htmlsafe_json_dumps(EXAMPLES, ensure_ascii=False),
         "seq": request.values.get("seq", "0"),
-        "page_chars": limits.chars,
+        "page_chars": steps.limits.chars,
     }
-
-
-def page_limits() -> PageLimits:
-    """How much of a long prompt the page draws (`PLAYGROUND_PAGE_*`)."""
-    config = current_app.config
-    return PageLimits(chars=int(config["PAGE_CHARS"]), tokens=int(config["PAGE_TOKENS"]))
 
 
 @blueprint.get("/")

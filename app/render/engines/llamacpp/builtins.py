@@ -240,11 +240,6 @@ BUILTINS: dict[str, Format] = {
 }
 
 
-def apply_builtin(name: str, messages: list[dict[str, Any]], add_generation_prompt: bool) -> str:
-    """The prompt llama.cpp's built-in format `name` writes (KeyError for other names)."""
-    return BUILTINS[name](messages, add_generation_prompt)
-
-
 def _turn(role: str, content: str) -> dict[str, str]:
     return {"role": role, "content": content}
 

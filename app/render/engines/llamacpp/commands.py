@@ -37,14 +37,6 @@ from app.render.command_line import (
 REQUEST_FILE = "apply-template.json"
 
 
-def llama_server_file_command(model: str, template_file: str) -> str:
-    """`llama-server` overriding the model's template with a template file.
-
-    `--jinja` makes llama.cpp render with its Jinja engine, as the playground does.
-    """
-    return join(["llama-server", "-m", model, "--jinja", "--chat-template-file", template_file])
-
-
 def command_lines(context: CommandContext) -> list[CommandLine]:
     """llama-server's forms, the curl of a running one, llama-cli's forms, gguf-py."""
     builtin = context.facts.get("builtin")
