@@ -1,4 +1,4 @@
-"""app.display.prompt: prompt segments (specials, markers, whitespace) and token spans."""
+"""app.display.prompt: the marks of a prompt (specials, markers), and token spans."""
 
 from __future__ import annotations
 
@@ -10,37 +10,28 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers
 
-from app.display.prompt import Segment, segment_prompt
+from app.display.prompt import prompt_marks
 from app.display.token_data import token_data
 from app.display.tokens_view import id_blocks
 from app.text import template_markers
 from app.tokens.vocab import Token, VocabTokenizer, tokenize
 
-WHITESPACE_KINDS = {"space": " ", "tab": "\t", "newline": "\n", "return": "\r"}
+
+def marks(prompt: str, *args: object) -> list[tuple[str, str]]:
+    """(kind, text) of each mark `prompt_marks` finds, after checking what every answer
+    keeps: marks in order, not overlapping, each a special token given or a marker."""
+    found = prompt_marks(prompt, *args)
+    specials = {s for s in (args[0] if args else ()) if isinstance(s, str) and s}
+    end = 0
+    for start, stop, kind in found:
+        assert end <= start < stop <= len(prompt), found
+        end = stop
+        assert kind == "marker" or (kind == "special" and prompt[start:stop] in specials)
+    return [(kind, prompt[start:stop]) for start, stop, kind in found]
 
 
 def markers(prompt: str, *args: object) -> list[str]:
-    return [s.text for s in segment_prompt(prompt, *args) if s.kind == "marker"]
-
-
-def check_segments(prompt: str, segments: list[Segment], specials: set[str]) -> None:
-    """The invariants every segmentation keeps."""
-    assert "".join(s.text for s in segments) == prompt
-    pos = 0
-    for k, seg in enumerate(segments):
-        assert seg.start == pos and seg.text, (k, seg)
-        pos += len(seg.text)
-        if seg.kind in WHITESPACE_KINDS:
-            assert set(seg.text) == {WHITESPACE_KINDS[seg.kind]}
-            if k:  # runs are maximal
-                assert segments[k - 1].kind != seg.kind
-        elif seg.kind == "text":
-            assert not set(seg.text) & set(" \t\n\r")
-            assert k == 0 or segments[k - 1].kind != "text"
-        elif seg.kind == "special":
-            assert seg.text in specials
-        else:
-            assert seg.kind == "marker"
+    return [text for kind, text in marks(prompt, *args) if kind == "marker"]
 
 
 CHATML = (
@@ -50,37 +41,21 @@ CHATML = (
 )
 
 
-def test_chatml_exact_segments() -> None:
-    assert segment_prompt(CHATML) == [
-        Segment("marker", "<|im_start|>", 0),
-        Segment("text", "system", 12),
-        Segment("newline", "\n", 18),
-        Segment("text", "Be", 19),
-        Segment("space", " ", 21),
-        Segment("text", "brief.", 22),
-        Segment("marker", "<|im_end|>", 28),
-        Segment("newline", "\n", 38),
-        Segment("marker", "<|im_start|>", 39),
-        Segment("text", "user", 51),
-        Segment("newline", "\n", 55),
-        Segment("text", "Hi", 56),
-        Segment("tab", "\t", 58),
-        Segment("text", "there", 59),
-        Segment("space", "  ", 64),
-        Segment("text", "!", 66),
-        Segment("marker", "<|im_end|>", 67),
-        Segment("newline", "\n", 77),
-        Segment("marker", "<|im_start|>", 78),
-        Segment("text", "assistant", 90),
-        Segment("newline", "\n", 99),
+def test_chatml_exact_marks() -> None:
+    assert prompt_marks(CHATML) == [
+        (0, 12, "marker"),
+        (28, 38, "marker"),
+        (39, 51, "marker"),
+        (67, 77, "marker"),
+        (78, 90, "marker"),
     ]
+    assert CHATML[28:38] == CHATML[67:77] == "<|im_end|>"
 
 
 def test_chatml_with_the_eos_special() -> None:
-    segments = segment_prompt(CHATML, ["<|im_end|>"])
-    check_segments(CHATML, segments, {"<|im_end|>"})
-    assert [s.kind for s in segments if s.text == "<|im_end|>"] == ["special", "special"]
-    assert [s.kind for s in segments if s.text == "<|im_start|>"] == ["marker"] * 3
+    found = marks(CHATML, ["<|im_end|>"])
+    assert [kind for kind, text in found if text == "<|im_end|>"] == ["special", "special"]
+    assert [kind for kind, text in found if text == "<|im_start|>"] == ["marker"] * 3
 
 
 @pytest.mark.parametrize(
@@ -123,7 +98,6 @@ def test_chatml_with_the_eos_special() -> None:
     ],
 )  # fmt: skip
 def test_markers_of_real_templates(prompt: str, expected: list[str]) -> None:
-    check_segments(prompt, segment_prompt(prompt), set())
     assert markers(prompt) == expected
 
 
@@ -132,32 +106,25 @@ def test_content_that_only_looks_like_markup_is_text() -> None:
         'Use <b>bold</b> <div class="x"> <br/> <my-tag> a < b > c, x<|y |> z <| |>, see [1], '
         "[link](http://x), [NOTE], [A], [Inst], <<not sys>>, <thinking> and {{ '<|x' }}"
     )
-    assert markers(prompt) == []
-    assert {s.kind for s in segment_prompt(prompt)} == {"text", "space"}
+    assert marks(prompt) == []
 
 
-def test_specials_win_over_markers_and_whitespace() -> None:
+def test_specials_win_over_markers() -> None:
     prompt = "<s>[INST] hi [/INST]</s>\n\n\n<|im_start|>user"
     specials = ["<s>", "</s>", "\n\n", "<|im_start|>user"]
-    segments = segment_prompt(prompt, specials)
-    check_segments(prompt, segments, set(specials))
-    assert [(s.kind, s.text) for s in segments] == [
+    assert marks(prompt, specials) == [
         ("special", "<s>"),
         ("marker", "[INST]"),
-        ("space", " "),
-        ("text", "hi"),
-        ("space", " "),
         ("marker", "[/INST]"),
         ("special", "</s>"),
-        ("special", "\n\n"),
-        ("newline", "\n"),
+        ("special", "\n\n"),  # the third newline is text
         ("special", "<|im_start|>user"),  # longer than the marker it starts with
     ]
 
 
 def test_longest_special_first_and_junk_ignored() -> None:
-    segments = segment_prompt("<|im_end|>\nx", ["<|im_end|>", "<|im_end|>\n", "", None, 7])
-    assert [(s.kind, s.text) for s in segments] == [("special", "<|im_end|>\n"), ("text", "x")]
+    found = marks("<|im_end|>\nx", ["<|im_end|>", "<|im_end|>\n", "", None, 7])
+    assert found == [("special", "<|im_end|>\n")]
 
 
 GLM_TEMPLATE = (
@@ -181,8 +148,7 @@ def test_template_markers_are_shown() -> None:
     assert markers(prompt) == ["<|user|>", "<|assistant|>"]
     assert markers(prompt, (), GLM_TEMPLATE) == ["[gMASK]", "<sop>", "<|user|>", "<|assistant|>"]
     # A special token that is also a template marker stays special.
-    segments = segment_prompt(prompt, ["<sop>"], GLM_TEMPLATE)
-    assert [s.kind for s in segments if s.text == "<sop>"] == ["special"]
+    assert ("special", "<sop>") in marks(prompt, ["<sop>"], GLM_TEMPLATE)
 
 
 PIECES = ["<|im_start|>", "<|", "|>", "<", ">", "[INST]", "[", "]", "/", "<｜User｜>", "｜",
@@ -197,21 +163,18 @@ SPECIALS = ["<s>", "</s>", "<|im_end|>", "\n\n", "[INST]", "😀", "<|", "a"]
     specials=st.lists(st.sampled_from(SPECIALS), max_size=3),
     template=st.sampled_from([None, GLM_TEMPLATE, "{{ '<|im_start|>' }}[X_Y]<a>"]),
 )
-def test_segments_rebuild_any_prompt(prompt: str, specials: list[str], template: str) -> None:
-    segments = segment_prompt(prompt, specials, template)
-    check_segments(prompt, segments, set(specials))
-    for seg in segments:  # a marker is a marker on its own too
-        if seg.kind == "marker":
-            assert segment_prompt(seg.text, (), template) == [Segment("marker", seg.text, 0)]
+def test_marks_of_any_prompt(prompt: str, specials: list[str], template: str) -> None:
+    for kind, text in marks(prompt, specials, template):
+        if kind == "marker":  # a marker is a marker on its own too
+            assert marks(text, (), template) == [("marker", text)]
+        else:  # and a special token is marked wherever it stands
+            assert marks(f"x{text}x", [text]) == [("special", text)]
 
 
 def test_a_long_prompt_in_one_pass() -> None:
     turn = "<|im_start|>user\nSome words, then\ta\ttab and 😀 emoji.<|im_end|>\n"
-    prompt = turn * 20_000  # ~1.2 MB
-    segments = segment_prompt(prompt, ["<|im_end|>"])
-    check_segments(prompt, segments, {"<|im_end|>"})
-    kinds = [s.kind for s in segments]
-    assert kinds.count("special") == kinds.count("marker") == 20_000
+    kinds = [kind for _, _, kind in prompt_marks(turn * 20_000, ["<|im_end|>"])]  # ~1.2 MB
+    assert kinds.count("special") == kinds.count("marker") == 20_000 == len(kinds) / 2
 
 
 # Token spans. The first three cases are what llama-spm, gpt-2 and bert-bge vocabularies give.

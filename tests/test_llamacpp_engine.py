@@ -9,6 +9,7 @@ string (or fail where the server failed), except the pairs listed in
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import datetime
 from functools import cache
 from typing import Any
@@ -16,14 +17,34 @@ from typing import Any
 import pytest
 
 from app.problems import TemplateProblem
-from app.render.core import RenderRequest
-from app.render.engines.llamacpp.render import KNOWN_DIFFERENCES, LlamaCppRendered, render_llamacpp
+from app.render.core import Rendered, RenderRequest, render_with
+from app.render.engines.llamacpp.render import KNOWN_DIFFERENCES, LlamaCppEngine
 from tests.support.shared_data import LLAMA_SERVER_RENDERS, TEMPLATES_DIR, require_shared
 
 require_shared()
 
 #: The day the recordings were made: templates that print the date printed this one.
 RECORDED_ON = datetime(2026, 11, 29, 12, 0, 0)
+
+
+def render_llamacpp(
+    request: RenderRequest,
+    *,
+    add_bos_token: bool = False,
+    add_eos_token: bool = False,
+    bos_token: str | None = None,
+    eos_token: str | None = None,
+) -> Rendered:
+    """Render `request` as llama-server would, with what it reads from the model: whether
+    its vocabulary adds BOS/EOS, and their texts (default: the request's special tokens)."""
+    tokens = dict(request.special_tokens)
+    for name, text in (("bos_token", bos_token), ("eos_token", eos_token)):
+        if text is not None:
+            tokens[name] = text
+    request = replace(
+        request, special_tokens=tokens, add_bos_token=add_bos_token, add_eos_token=add_eos_token
+    )
+    return render_with(LlamaCppEngine(), request)
 
 
 @cache
@@ -90,7 +111,7 @@ def test_known_differences_are_recorded_pairs_with_causes() -> None:
     assert len(KNOWN_DIFFERENCES) <= len(recorded) // 100
 
 
-def render(template: str, messages: list[dict[str, Any]], **options: Any) -> LlamaCppRendered:
+def render(template: str, messages: list[dict[str, Any]], **options: Any) -> Rendered:
     request_options = {
         k: options.pop(k) for k in ("tools", "add_generation_prompt", "kwargs") if k in options
     }

@@ -1,14 +1,10 @@
-"""The output views' data: prompt marks, compact tokens, and tokens per message."""
+"""The output views' data: compact tokens, and tokens per message."""
 
 from __future__ import annotations
 
 from itertools import pairwise
 
-from hypothesis import given
-from hypothesis import strategies as st
-
 from app.analysis.spans import message_ends
-from app.display.prompt import prompt_marks, segment_prompt
 from app.display.token_data import ids_json, token_data, tokens_per_message
 from app.render import engines
 from app.render.core import RenderRequest
@@ -31,17 +27,6 @@ MESSAGES = [
     {"role": "assistant", "content": "Hello!", "reasoning_content": "greet back"},
     {"role": "user", "content": "Bye"},
 ]
-
-
-@given(st.text(alphabet="ab <|>_\n\t[]/INST", max_size=80))
-def test_marks_are_the_special_and_marker_segments(prompt: str) -> None:
-    specials = ["<s>", "\n\n"]
-    expected = [
-        (s.start, s.start + len(s.text), s.kind)
-        for s in segment_prompt(prompt, specials)
-        if s.kind in ("special", "marker")
-    ]
-    assert prompt_marks(prompt, specials) == expected
 
 
 def test_token_data_rebuilds_the_text() -> None:

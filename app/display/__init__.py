@@ -1,5 +1,5 @@
 """What the page shows, computed without Flask.
 
-`prompt` cuts a rendered prompt into display segments (special tokens, template markers,
-whitespace) and lines tokens up with the text they cover.
+`prompt` finds a rendered prompt's special tokens and template markers; `token_data`
+lines tokens up with the text they cover.
 """

@@ -60,14 +60,6 @@ def _optional_string(body: dict, name: str, path: str | None = None) -> str | No
     return value
 
 
-def _flag(body: dict, name: str) -> bool:
-    """A boolean option; null or absent is false."""
-    value = body.get(name)
-    if value is not None and type(value) is not bool:
-        raise RequestError(name, f"'{name}' must be a boolean.")
-    return bool(value)
-
-
 def _compare_engines(body: dict) -> bool | str:
     """The engine the Diff view compares against: an engine id, true for the other
     engine (as older pages and shares say), or false."""

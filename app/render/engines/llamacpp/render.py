@@ -24,13 +24,12 @@ Every rewrite that changes the prompt is reported as a sentence in `rewrites`.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
 from app.problems import TemplateProblem
 from app.render.command_line import CommandContext, CommandLine
-from app.render.core import Engine, Render, Rendered, RenderRequest, render_with
+from app.render.core import Engine, Render, Rendered, RenderRequest
 from app.render.engines.llamacpp import commands as llamacpp_commands
 from app.render.engines.llamacpp.builtins import equivalent_builtin
 from app.render.engines.llamacpp.capabilities import detect_capabilities
@@ -69,14 +68,6 @@ KNOWN_DIFFERENCES: dict[tuple[str, str], str] = {
 }
 
 
-@dataclass(frozen=True)
-class LlamaCppRendered:
-    """The prompt llama-server would produce, and the rewrites it made on the way."""
-
-    prompt: str
-    rewrites: list[str]
-
-
 class LlamaCppEngine(Engine):
     """llama-server's `/apply-template`: its rewrites, variables and Jinja engine."""
 
@@ -112,35 +103,6 @@ class LlamaCppEngine(Engine):
 
     def command_lines(self, context: CommandContext) -> list[CommandLine]:
         return llamacpp_commands.command_lines(context)
-
-
-def render_llamacpp(
-    request: RenderRequest,
-    *,
-    add_bos_token: bool = False,
-    add_eos_token: bool = False,
-    bos_token: str | None = None,
-    eos_token: str | None = None,
-    limits: RenderLimits = DEFAULT_LIMITS,
-) -> LlamaCppRendered:
-    """Render `request` as llama-server would, raising `TemplateProblem` where it fails.
-
-    The keywords stand for what llama-server reads from the model: whether its
-    vocabulary adds BOS/EOS, and their texts (default: the request's special tokens).
-    """
-    tokens = dict(request.special_tokens)
-    if bos_token is not None:
-        tokens["bos_token"] = bos_token
-    if eos_token is not None:
-        tokens["eos_token"] = eos_token
-    request = replace(
-        request,
-        special_tokens=tokens,
-        add_bos_token=add_bos_token,
-        add_eos_token=add_eos_token,
-    )
-    rendered = render_with(LlamaCppEngine(), request, limits)
-    return LlamaCppRendered(rendered.prompt, rendered.rewrites)
 
 
 @lru_cache(maxsize=128)
