@@ -176,6 +176,40 @@ def test_source_cache_counts_a_miss_then_a_hit(client):
     assert lookups() == (hits + 1, misses + 1)
 
 
+@needs_shared
+def test_the_stored_gauges_follow_the_database(client):
+    """Sources and shares in the store, read from the database at each scrape."""
+    names = ("sources", "source_bytes", "pinned_source_bytes", "shares", "share_bytes")
+
+    def stored() -> dict[str, float]:
+        return {name: metric(client, f"playground_stored_{name}") for name in names}
+
+    before = stored()
+    data = (VOCAB_DIR / "ggml-vocab-phi-3.gguf").read_bytes()  # a source no other test loads
+    loaded = client.post(
+        "/api/sources/gguf?name=stored.gguf", data=data, content_type="application/octet-stream"
+    )
+    assert loaded.status_code == 200
+    after_source = stored()
+    grew = {name: after_source[name] - before[name] for name in names}
+    # The store keeps the GGUF's header, not the whole file; no share shows it yet.
+    assert grew["sources"] == 1 and 0 < grew["source_bytes"] <= len(data)
+    assert grew["pinned_source_bytes"] == grew["shares"] == grew["share_bytes"] == 0
+
+    state = {"template": "{{ messages }}", "messages": [{"role": "user", "content": "x" * 5000}]}
+    state["source"] = {"id": loaded.get_json()["id"], "kind": "gguf"}
+    shared = client.post("/api/shares", data=json.dumps(state), content_type="application/json")
+    assert shared.status_code == 201, shared.get_json()
+    after_share = stored()
+    assert after_share["shares"] == after_source["shares"] + 1
+    # Stored compressed: 5,000 repeated characters take far fewer bytes.
+    assert 0 < after_share["share_bytes"] - after_source["share_bytes"] < 1000
+    assert (
+        after_share["pinned_source_bytes"] - after_source["pinned_source_bytes"]
+        == (grew["source_bytes"])
+    )
+
+
 def _pids(folder: Path) -> set[str]:
     return {path.stem.rpartition("_")[2] for path in folder.glob("*.db")}
 

@@ -16,7 +16,7 @@ import logging
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
@@ -30,11 +30,14 @@ from prometheus_client import (
     generate_latest,
     multiprocess,
 )
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
 
 from app.budget import OverLimit
 from app.problems import TemplateProblem
 from app.render.pool import SandboxPool
 from app.sources.service import SourceWorkers
+from app.storage import Database
 
 T = TypeVar("T")
 
@@ -206,11 +209,43 @@ def install(app: Flask) -> None:
         return response
 
 
-def exposition() -> tuple[bytes, str]:
+class StorageCollector(Collector):
+    """What the store holds, read from the database at each scrape: every replica sees
+    the same numbers, which the storage caps (`PLAYGROUND_SOURCE_STORAGE_MB`,
+    `PLAYGROUND_SHARE_STORAGE_MB`) are checked against."""
+
+    def __init__(self, database: Database) -> None:
+        self.database = database
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        sources, shares = self.database.source_usage(), self.database.share_usage()
+        yield _gauge("playground_stored_sources", "Sources stored.", sources.count)
+        yield _gauge(
+            "playground_stored_source_bytes", "Bytes of the stored sources.", sources.total_bytes
+        )
+        yield _gauge(
+            "playground_stored_pinned_source_bytes",
+            "Bytes of the stored sources that some share shows (never expired).",
+            sources.pinned_bytes,
+        )
+        yield _gauge("playground_stored_shares", "Shares stored.", shares.count)
+        yield _gauge(
+            "playground_stored_share_bytes", "Bytes of the stored shares.", shares.total_bytes
+        )
+
+
+def _gauge(name: str, documentation: str, value: float) -> GaugeMetricFamily:
+    return GaugeMetricFamily(name, documentation, value=value)
+
+
+def exposition(database: Database) -> tuple[bytes, str]:
     """The metrics in Prometheus' text format, and their content type."""
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         registry = CollectorRegistry()
         multiprocess.MultiProcessCollector(registry)
     else:
         registry = REGISTRY
-    return generate_latest(registry), CONTENT_TYPE_LATEST
+    # A registry of its own: the global one would keep the collector past this scrape.
+    storage = CollectorRegistry()
+    storage.register(StorageCollector(database))
+    return generate_latest(registry) + generate_latest(storage), CONTENT_TYPE_LATEST
