@@ -30,10 +30,12 @@ from collections.abc import Callable
 from concurrent.futures import CancelledError
 from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures.process import BrokenProcessPool
+from types import MappingProxyType
 from typing import Any, TypeVar
 
 from pebble import ProcessExpired, ProcessPool
 
+from app.errors import ApiError
 from app.pool.guard import CpuTimeExceeded, run_guarded, start_worker
 from app.problems import TemplateProblem, limit_exceeded
 
@@ -67,8 +69,24 @@ _PLAIN_GLOBALS = {
 }
 
 
-class PoolUnavailable(Exception):
-    """A task that the pool could not run at all (its workers keep dying, or it stopped)."""
+class PoolUnavailable(ApiError):
+    """A task that the pool could not run at all (its workers keep dying, or it stopped):
+    the service's trouble, and a passing one, so 503 with Retry-After."""
+
+    status = 503
+    headers = MappingProxyType({"Retry-After": "5"})
+    title = "The workers are unavailable"
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+    def to_json(self) -> dict[str, Any]:
+        message = (
+            "The sandbox workers could not be started or stopped while the task waited "
+            f"({self.reason.strip()[:200]}); try again in a few seconds."
+        )
+        return {"type": "WorkersUnavailable", "message": message}
 
 
 class _AnswerUnpickler(pickle.Unpickler):
