@@ -12,11 +12,14 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from app.problems import TemplateProblem, problem_from_exception
 from app.render.command_line import CommandContext, CommandLine
 from app.render.limits import DEFAULT_LIMITS, RenderLimits, check_template_size
+
+if TYPE_CHECKING:  # app.render.answer builds on RenderRequest, below
+    from app.render.answer import AnswerRequest, ParsedAnswer, ParserOption
 
 
 @dataclass(frozen=True)
@@ -81,6 +84,9 @@ class Engine(ABC):
     command_rank: ClassVar[int] = 100
     #: Why it has no command line, as the page says it (None: it has some).
     no_command: ClassVar[str | None] = None
+    #: What its program does with the model's answer when the engine does not read it
+    #: as the program does, said plainly (None: it does, see `read_answer`).
+    no_parser: ClassVar[str | None] = None
 
     def info(self) -> dict[str, str]:
         """Its entry in `GET /api/engines`."""
@@ -112,6 +118,21 @@ class Engine(ABC):
     def command_lines(self, context: CommandContext) -> list[CommandLine]:
         """The command lines that run its program with the template (`app.render.command_line`)."""
         return []
+
+    def answer_options(self, request: RenderRequest) -> tuple[ParserOption, ...]:
+        """The choices its operator makes about reading answers (server flags), each with
+        what the program takes for this request's template."""
+        return ()
+
+    def no_parser_for(self, answer: AnswerRequest) -> str | None:
+        """What its program does instead of parsing this answer, if it does not (by
+        default `no_parser`, whatever the answer)."""
+        return self.no_parser
+
+    def read_answer(self, answer: AnswerRequest, limits: RenderLimits) -> ParsedAnswer:
+        """The message its program returns for `answer.completion`, within `limits` (runs
+        in a sandbox worker). Only engines whose `no_parser` is None read answers."""
+        raise NotImplementedError(f"{self.name} does not read answers: {self.no_parser}")
 
     def caveats(self, template: str, model: str | None) -> list[str]:
         """Sentences on what the program does instead of rendering `template` when it

@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 from app.pool import WorkerPool
 from app.render import engines
+from app.render.answer import AnswerRequest, Reading, read_with
 from app.render.core import Rendered, RenderRequest
 from app.render.environment import shared_environment
 from app.render.limits import RenderLimits
@@ -58,3 +59,9 @@ def warm_up() -> None:
 def render_in_worker(request: RenderRequest, limits: RenderLimits) -> Rendered:
     """A render with the engine the request names (worker side)."""
     return engines.render(request, limits)
+
+
+def read_in_worker(answer: AnswerRequest, limits: RenderLimits) -> Reading:
+    """The parser options and the reading of a completion by the engine its request names
+    (worker side: a completion is untrusted text, parsed under the same limits)."""
+    return read_with(engines.get_engine(answer.render.engine), answer, limits)

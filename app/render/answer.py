@@ -1,0 +1,146 @@
+"""What a runtime makes of the model's answer: the completion read back as a message.
+
+A runtime behind a chat API does not hand the model's raw text to its client: it cuts
+what the model generated after the prompt (the *completion*) into an assistant message
+(`content`, `reasoning_content`, `tool_calls`) with a parser of its own, chosen from
+the template or by a server flag. An engine that reproduces one reads a completion as
+its program does (`Engine.read_answer`); one whose program reads none says what it does
+instead (`Engine.no_parser`).
+
+Everything here is plain data: it crosses from a sandbox worker to the web process.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.render.core import Engine, RenderRequest
+from app.render.limits import RenderLimits
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One tool call as the runtime's API returns it."""
+
+    name: str
+    #: The arguments as JSON text, byte for byte what the API sends (its spacing, its key
+    #: order); text that is not JSON when the runtime passes it on as it is.
+    arguments: str
+    #: The id the runtime gives it ("" when it gives none, as some do).
+    id: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "type": "function",
+            "function": {"name": self.name, "arguments": self.arguments},
+        }
+
+
+@dataclass(frozen=True)
+class ParsedAnswer:
+    """The assistant message a runtime returns for a completion, and how it got there."""
+
+    #: The parser that read it, as its runtime names it ("peg-native", "hermes", ...).
+    parser: str
+    #: The message's fields; None where the runtime's answer has null (or no field).
+    content: str | None = None
+    reasoning_content: str | None = None
+    tool_calls: tuple[ToolCall, ...] = ()
+    #: Sentences on what did not read as the format means it, in the runtime's terms:
+    #: markup left in the content, a tool call dropped, arguments re-serialised.
+    notes: tuple[str, ...] = ()
+    #: The runtime's error when it answers one instead of a message (llama-server's
+    #: "Failed to parse input" is an HTTP 500 to its client), else None.
+    error: str | None = None
+
+    def message(self) -> dict[str, Any] | None:
+        """The assistant message as the runtime's OpenAI-compatible API sends it (None
+        when it answers an error)."""
+        if self.error is not None:
+            return None
+        message: dict[str, Any] = {"role": "assistant", "content": self.content}
+        if self.reasoning_content is not None:
+            message["reasoning_content"] = self.reasoning_content
+        if self.tool_calls:
+            message["tool_calls"] = [call.to_json() for call in self.tool_calls]
+        return message
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "parser": self.parser,
+            "message": self.message(),
+            "notes": list(self.notes),
+            "error": self.error,
+        }
+
+
+@dataclass(frozen=True)
+class ParserOption:
+    """One choice a runtime's operator makes about parsing: a server flag, mostly."""
+
+    #: Its key in `AnswerRequest.options` and in the API ("reasoning_format", ...).
+    name: str
+    #: How the page labels it: the flag as the runtime spells it ("--reasoning-format").
+    label: str
+    #: The values it takes, in the order the page lists them.
+    choices: tuple[str, ...]
+    #: What the runtime uses for this template when the operator says nothing, or what
+    #: fits the template best where the runtime picks nothing itself (vLLM's parsers).
+    default: str
+    #: One sentence on why `default` is the default.
+    why: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "label": self.label,
+            "choices": list(self.choices),
+            "default": self.default,
+            "why": self.why,
+        }
+
+
+@dataclass(frozen=True)
+class AnswerRequest:
+    """A completion to read, and everything its reading depends on."""
+
+    #: The request whose prompt the completion continues (its tools, options, template).
+    render: RenderRequest
+    #: What the model generated after that prompt, its stop token left out (a runtime
+    #: never passes the stop token to its parser).
+    completion: str
+    #: The engine's parser options by name; a missing one takes its default.
+    options: dict[str, str] = field(default_factory=dict)
+    #: The source's `response_template` (the `tokenizer_config.json` key transformers'
+    #: `parse_response` reads), when it has one.
+    response_template: dict[str, Any] | None = None
+
+    def option(self, choices: tuple[ParserOption, ...], name: str) -> str:
+        """The value of option `name`: the one asked for when it is one of its choices,
+        else its default."""
+        option = next(o for o in choices if o.name == name)
+        value = self.options.get(name)
+        return value if value in option.choices else option.default
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What one engine says about a completion: its parser options for the request, and
+    the message it returns (None when there is no completion or it reads none)."""
+
+    options: tuple[ParserOption, ...] = ()
+    answer: ParsedAnswer | None = None
+    #: What the program does instead of parsing, when it does not (`Engine.no_parser_for`).
+    no_parser: str | None = None
+
+
+def read_with(engine: Engine, answer: AnswerRequest, limits: RenderLimits) -> Reading:
+    """`engine`'s options and reading of `answer` (worker side)."""
+    options = engine.answer_options(answer.render)
+    if (instead := engine.no_parser_for(answer)) is not None:
+        return Reading(options, no_parser=instead)
+    if not answer.completion:
+        return Reading(options)
+    return Reading(options, engine.read_answer(answer, limits))
