@@ -1,0 +1,182 @@
+"""llama-server's reading of a completion: the chat format and PEG parser it derives.
+
+llama-server (build b10568's common/chat.cpp) derives, from the template itself, a
+chat format and a PEG parser for the model's answer when it applies the template
+(`common_chat_templates_apply_jinja`: a specialized handler for some families, the
+differential autoparser for every other template; `derive`), and reads the generated
+text with it (`common_chat_parse`: the generation prompt, then the completion). A
+completion the parser cannot read is an error (HTTP 500), not a message.
+
+`parser_options` lists the operator's choices (`--reasoning-format`, the request's
+`parse_tool_calls`); `read_answer` returns the message.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from app.problems import TemplateProblem
+from app.render.answer import AnswerRequest, ParsedAnswer, ParserOption, ToolCall
+from app.render.core import RenderRequest
+from app.render.engines.llamacpp.answers import reading_notes
+from app.render.engines.llamacpp.answers.chat_peg_mapper import ChatParseError, peg_parse
+from app.render.engines.llamacpp.answers.derive import (
+    HandlerFailed,
+    HandlerMissing,
+    chat_template,
+    derive_params,
+    parse_inputs,
+)
+from app.render.engines.llamacpp.answers.peg import DepthError
+from app.render.engines.llamacpp.answers.types import ChatParams, ParseInputs
+from app.render.engines.llamacpp.messages import LlamaCppInputError
+from app.render.limits import RenderLimits
+
+#: The reasoning formats the page offers (deepseek-legacy differs only when streaming).
+REASONING_CHOICES = ("auto", "none", "deepseek")
+
+
+def parser_options(request: RenderRequest) -> tuple[ParserOption, ...]:
+    """llama-server's parsing choices: `--reasoning-format` and `parse_tool_calls`."""
+    return (
+        ParserOption(
+            name="reasoning_format",
+            label="--reasoning-format",
+            choices=REASONING_CHOICES,
+            default="auto",
+            why=(
+                "llama-server's default: reasoning goes to reasoning_content (auto reads "
+                "as deepseek for a complete answer); none leaves it in the content."
+            ),
+        ),
+        ParserOption(
+            name="parse_tool_calls",
+            label="parse_tool_calls",
+            choices=("true", "false"),
+            default="true",
+            why=(
+                "The request field's default; at this build no parser reads it, so the "
+                "tool calls are parsed either way."
+            ),
+        ),
+    )
+
+
+def read_answer(answer: AnswerRequest, limits: RenderLimits) -> ParsedAnswer:
+    """The assistant message llama-server returns for `answer.completion` (non-streamed)."""
+    options = parser_options(answer.render)
+    notes: list[str] = []
+    if answer.option(options, "parse_tool_calls") == "false":
+        notes.append(
+            "parse_tool_calls is false, but llama-server at this build reads no such "
+            "switch: tool calls are parsed as with true."
+        )
+    reasoning_format = answer.option(options, "reasoning_format")
+    parsed = read_completion(answer.render, answer.completion, limits, reasoning_format)
+    return dataclasses.replace(parsed, notes=(*notes, *parsed.notes))
+
+
+def read_completion(
+    request: RenderRequest,
+    completion: str,
+    limits: RenderLimits,
+    reasoning_format: str = "auto",
+    overrides: dict[str, Any] | None = None,
+) -> ParsedAnswer:
+    """common_chat_templates_apply_jinja then common_chat_parse for `completion`;
+    `overrides` are ParseInputs fields the request sets (see `derive.parse_inputs`)."""
+    template = chat_template(request, limits)
+    try:
+        inputs = parse_inputs(request, template, reasoning_format, overrides)
+    except LlamaCppInputError as error:
+        return ParsedAnswer(parser="", error=str(error))
+    try:
+        params, derived_by = derive_params(inputs)
+    except HandlerMissing as missing:
+        return ParsedAnswer(
+            parser="",
+            content=completion,
+            notes=(
+                f"llama.cpp reads this template with its {missing} handler, which is not "
+                "reproduced here; the completion is shown as plain content.",
+            ),
+        )
+    except HandlerFailed as failed:
+        # Only the autoparser's failures are wrapped: a handler's render error is
+        # thrown to llama-server as it is.
+        return ParsedAnswer(parser="", error=str(failed), notes=failed.notes())
+    except Exception as error:  # llama.cpp turns any autoparser failure into this one
+        if isinstance(error, TemplateProblem) and error.limit:
+            raise  # the playground's own limit, not llama.cpp's answer
+        return ParsedAnswer(
+            parser="",
+            error=(
+                "Unable to generate parser for this template. Automatic parser generation "
+                f"failed: {error}"
+            ),
+        )
+    return _parse(completion, params, derived_by, [], inputs)
+
+
+def _parse(
+    completion: str, params: ChatParams, derived_by: str, notes: list[str], inputs: ParseInputs
+) -> ParsedAnswer:
+    """common_chat_parse on the generation prompt followed by the completion."""
+    try:
+        message = peg_parse(
+            params.parser,
+            completion,
+            is_partial=False,
+            fmt=params.format,
+            generation_prompt=params.generation_prompt,
+        )
+    except ChatParseError as error:
+        stuck = reading_notes.parse_failure(
+            completion, len(params.generation_prompt), error.furthest, params.format
+        )
+        return ParsedAnswer(
+            parser=params.format,
+            error=str(error),
+            notes=(
+                *notes,
+                f"The completion does not read as the {params.format} grammar "
+                f"({derived_by}) expects, so llama-server answers HTTP 500 with this error "
+                "instead of a message.",
+                *stuck,
+            ),
+        )
+    except DepthError:
+        return ParsedAnswer(
+            parser=params.format,
+            error="The completion nests too deeply to parse.",
+            notes=(*notes, "llama-server would run out of stack on this nesting."),
+        )
+    grammar = f"{params.format} ({derived_by})"
+    prompt_length = len(params.generation_prompt)
+    calls = tuple(ToolCall(c.name, c.arguments, c.id) for c in message.tool_calls)
+    content = message.content
+    if not (content or message.reasoning_content or calls) and completion:
+        # server-task.cpp: an empty parsed message is not sent; the raw text is.
+        content = completion
+        notes.extend(reading_notes.read_nothing(completion, prompt_length, message.parsed_to))
+    else:
+        notes.extend(
+            reading_notes.dropped_tail(
+                completion, prompt_length, message.parsed_to, grammar, inputs.source
+            )
+        )
+        notes.extend(reading_notes.markup_left(content, params, inputs.has_tools()))
+        notes.extend(reading_notes.arguments_not_json(message.tool_calls, params))
+    if any(not call.id for call in calls):
+        notes.append(
+            "The parser gives no id to some tool calls; llama-server fills in a random one "
+            "before it answers."
+        )
+    return ParsedAnswer(
+        parser=params.format,
+        content=content,
+        reasoning_content=message.reasoning_content or None,
+        tool_calls=calls,
+        notes=tuple(notes),
+    )

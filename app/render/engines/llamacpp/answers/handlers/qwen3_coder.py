@@ -1,0 +1,123 @@
+"""Qwen3-Coder XML tool calls (also Qwen3.5, Nemotron Nano 3, StepFun 3.5 Flash).
+
+common_chat_params_init_qwen3_coder (common/chat.cpp, build b10568). The parser reads
+`<|im_start|>assistant\\n` (the generation prompt it expects), an optional `<think>`
+block that `</think>` or a `<tool_call>` ends, content up to the first tool call, then
+
+    <tool_call>\\n<function=NAME>\\n<parameter=ARG>\\nVALUE\\n</parameter>\\n...</function>\\n</tool_call>
+
+with the declared arguments only: required ones in any order, then optional ones. A value
+whose schema can be a string is taken as raw text, any other as JSON. The first call may
+lack its `<tool_call>` (Qwen3-Coder models drop it).
+"""
+
+from __future__ import annotations
+
+from app.render.engines.llamacpp.answers.chat_peg import ChatBuilder, build_chat_peg_parser
+from app.render.engines.llamacpp.answers.handlers.common import (
+    foreach_function,
+    foreach_parameter,
+    function_name,
+    function_parameters,
+    resolves_to_string,
+)
+from app.render.engines.llamacpp.answers.peg_builder import P
+from app.render.engines.llamacpp.answers.types import PEG_NATIVE, ChatParams, ParseInputs
+
+NAME = "qwen3_coder"
+
+#: The assistant turn's opening, which the parser reads before the completion.
+GEN_PREFIX = "<|im_start|>assistant\n"
+#: What ends every argument value.
+ARG_END = "\n</parameter>\n"
+
+
+def matches(source: str) -> bool:
+    """`<tool_call>` wrapping `<function=...>` with `<parameter=...>` arguments."""
+    return "<tool_call>" in source and "<function=" in source and "<parameter=" in source
+
+
+def params(source: str, inputs: ParseInputs) -> ChatParams:
+    """The format, the generation prompt and the PEG parser for this request."""
+    thinking = "<think>" in source
+    data = ChatParams(
+        format=PEG_NATIVE,
+        supports_thinking=thinking,
+        generation_prompt=inputs.template.generation_prompt(inputs),
+        preserved_tokens=("<tool_call>", "</tool_call>")
+        + (("<think>", "</think>") if thinking else ()),
+    )
+    if thinking:
+        data.thinking_start_tag = "<think>"
+        data.thinking_end_tags = ("</think>", "<tool_call>")
+    if inputs.has_continuation():
+        data.generation_prompt = GEN_PREFIX
+        if thinking:
+            data.generation_prompt += "<think>\n" + inputs.continue_reasoning()
+            if inputs.continue_final_message == "content":
+                data.generation_prompt += "\n</think>\n\n"
+        if inputs.continue_final_message == "content":
+            data.generation_prompt += inputs.continue_content()
+
+    # A bare `<function=NAME>` also starts a call (only for declared names, so that text
+    # such as `#include <functional>` stays content).
+    names = [function_name(tool) for tool in foreach_function(inputs.tools)]
+    starts = ["<tool_call>", *(f"<function={name}>" for name in names)]
+
+    def build(p: ChatBuilder) -> P:
+        generation_prompt = p.literal(GEN_PREFIX)
+        reasoning = p.eps()
+        if thinking and inputs.extract_reasoning():
+            ending = p.literal("</think>") | p.peek(p.literal("<tool_call>"))
+            body = p.reasoning(p.until_one_of(["</think>", "<tool_call>"]))
+            reasoning = p.optional("<think>" + p.space() + body + ending)
+        if isinstance(inputs.json_schema, dict) and inputs.json_schema:
+            answer = p.content(p.schema(p.json(), "response-format", inputs.json_schema))
+            return generation_prompt + (reasoning << answer)
+        if inputs.has_tools() and inputs.tool_choice != "none":
+            calls = _tool_calls(p, inputs)
+            return generation_prompt + (reasoning << p.content(p.until_one_of(starts)) << calls)
+        return generation_prompt + (reasoning << p.content(p.rest()))
+
+    data.parser = build_chat_peg_parser(build)
+    return data
+
+
+def _tool_calls(p: ChatBuilder, inputs: ParseInputs) -> P:
+    """One call, or several when parallel calls are on, each `<tool_call>`-wrapped."""
+    arg_close = p.tool_arg_close(p.literal(ARG_END))
+    arg_string = p.rule(
+        "xml-arg-string", p.ac(p.tool_arg_string_value(p.until(ARG_END)) + arg_close, ARG_END)
+    )
+    tool_choice = p.choice()
+    for tool in foreach_function(inputs.tools):
+        function = tool["function"]
+        name = function_name(tool)
+        root = function_parameters(tool)
+        required, optional = [], []
+        for arg, schema, is_required in foreach_parameter(function):
+            rule_name = f"tool-{name}-arg-{arg}"
+            arg_open = p.tool_arg_open("<parameter=" + p.tool_arg_name(p.literal(arg)) + ">\n")
+            if resolves_to_string(schema, root):
+                value = arg_string
+            else:
+                json_value = p.schema(p.json(), rule_name + "-schema", schema)
+                value = p.tool_arg_json_value(json_value) + arg_close
+            rule = p.rule(rule_name, p.tool_arg(arg_open + value))
+            (required if is_required else optional).append(rule)
+        # Qwen does not always keep the declared order of the required arguments.
+        args = p.permute(f"tool-{name}-args", required)
+        if optional:
+            args = args + p.zero_or_more(p.choice(*optional))
+        func = p.tool(
+            p.tool_open("<function=" + p.tool_name(p.literal(name)) + ">\n")
+            + p.tool_args(args)
+            + p.tool_close(p.literal("</function>\n"))
+        )
+        tool_choice |= p.rule(f"tool-{name}", func)
+    least = 1 if inputs.tool_choice == "required" else 0
+    body = tool_choice + "</tool_call>" + p.space()
+    first = p.rule("tool-call-first", p.optional(p.literal("<tool_call>\n")) + body)
+    later = p.rule("tool-call", "<tool_call>\n" + body)
+    calls = first + p.zero_or_more(later) if inputs.parallel_tool_calls else first
+    return p.trigger_rule("tool-call-root", p.repeat(calls, least, 1))

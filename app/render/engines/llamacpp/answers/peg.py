@@ -1,0 +1,196 @@
+"""llama.cpp's PEG parser (common/peg-parser.cpp, build b10568): the arena and its parse loop.
+
+A grammar is an arena of parsers addressed by integer ids (`Arena`), built with
+`peg_builder.Builder`. Parsing a text gives a `Result` (fail, success or need-more-input,
+the span, and the ids of the AST nodes it made); tags and rules leave `AstNode`s in the
+context's `AstArena`, which the chat mapper (`chat_peg`) turns into a message.
+
+llama.cpp works on UTF-8 bytes; this works on a Python `str`, whose code points are what
+llama.cpp decodes (`any`, `chars` and `until` step a code point at a time there too), so
+spans count code points here. Like llama.cpp it never memoises: a PEG's repetition never
+backtracks into itself, so the grammars llama.cpp builds run in time linear in the text,
+and `until` finds its delimiters with `str.find`. Nesting is capped (`MAX_DEPTH`) where
+llama.cpp would recurse until its stack ran out: `DepthError` says so.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the parser kinds build on the types below
+    from app.render.engines.llamacpp.answers.peg_parsers import Parser
+
+#: Result types, as `common_peg_parse_result_type` numbers them.
+FAIL, SUCCESS, NEED_MORE_INPUT = 0, 1, 2
+
+#: Parse flags (`common_peg_parse_flags`); `common_chat_peg_parse` always parses LENIENT:
+#: input that ends inside a parser is "need more input", not a failure.
+FLAG_NONE, FLAG_LENIENT = 0, 1
+
+#: How many parsers may be active at once (six per level of JSON nesting: 2,000 levels).
+MAX_DEPTH = 12000
+
+#: The ids llama.cpp uses for "none".
+INVALID_ID = -1
+
+
+class DepthError(Exception):
+    """The text nests deeper than `MAX_DEPTH` parsers (llama.cpp would overflow its stack)."""
+
+
+@dataclass
+class AstNode:
+    """One node of the parse tree: a rule's or a tag's match (`common_peg_ast_node`)."""
+
+    id: int
+    rule: str
+    tag: str
+    start: int
+    end: int
+    text: str
+    children: list[int]
+    is_partial: bool = False
+
+
+class AstArena:
+    """The nodes a parse made, by id (`common_peg_ast_arena`)."""
+
+    def __init__(self) -> None:
+        self.nodes: list[AstNode] = []
+
+    def add_node(self, rule: str, tag: str, start: int, end: int, text: str,
+                 children: list[int], is_partial: bool = False) -> int:  # fmt: skip
+        """Add a node and return its id."""
+        node_id = len(self.nodes)
+        self.nodes.append(AstNode(node_id, rule, tag, start, end, text, children, is_partial))
+        return node_id
+
+    def get(self, node_id: int) -> AstNode:
+        """The node with id `node_id`."""
+        return self.nodes[node_id]
+
+    def find_by_tag(self, parent: AstNode, tag: str, max_depth: int = 3) -> int:
+        """The first descendant of `parent` (depth first, `max_depth` levels) tagged `tag`."""
+        return self._find(parent, lambda n: n.tag == tag, max_depth)
+
+    def find_by_rule(self, parent: AstNode, rule: str, max_depth: int = 3) -> int:
+        """The first descendant of `parent` (depth first, `max_depth` levels) of rule `rule`."""
+        return self._find(parent, lambda n: n.rule == rule, max_depth)
+
+    def _find(self, parent: AstNode, hit: Callable[[AstNode], bool], max_depth: int) -> int:
+        for child_id in parent.children:
+            child = self.nodes[child_id]
+            if hit(child):
+                return child_id
+            if max_depth > 1:
+                found = self._find(child, hit, max_depth - 1)
+                if found != INVALID_ID:
+                    return found
+        return INVALID_ID
+
+    def walk(self, roots: list[int]) -> Iterator[AstNode]:
+        """Nodes under `roots` in pre-order, as `visit` calls its visitor (without recursion,
+        since JSON values nest their rule nodes as deep as the text nests)."""
+        stack = list(reversed(roots))
+        while stack:
+            node = self.nodes[stack.pop()]
+            yield node
+            stack.extend(reversed(node.children))
+
+
+@dataclass
+class Result:
+    """What a parser made of the text from `start` (`common_peg_parse_result`)."""
+
+    type: int
+    start: int
+    end: int
+    nodes: list[int] = field(default_factory=list)
+
+    def fail(self) -> bool:
+        return self.type == FAIL
+
+    def success(self) -> bool:
+        return self.type == SUCCESS
+
+    def need_more_input(self) -> bool:
+        return self.type == NEED_MORE_INPUT
+
+
+class Context:
+    """One parse: the text, the flags and the AST it grows (`common_peg_parse_context`)."""
+
+    def __init__(self, text: str, flags: int = FLAG_NONE) -> None:
+        self.input = text
+        self.flags = flags
+        self.ast = AstArena()
+        self.depth = 0
+        #: The furthest any parser read to (lookaheads aside): where a failed parse got
+        #: stuck, for the notes. llama.cpp keeps no such thing; it changes no result.
+        self.furthest = 0
+
+    def is_lenient(self) -> bool:
+        return bool(self.flags & FLAG_LENIENT)
+
+
+class Arena:
+    """A built grammar: its parsers by id, its named rules and its root."""
+
+    def __init__(self) -> None:
+        self.parsers: list[Parser] = []
+        self.rules: dict[str, int] = {}
+        self.root: int = INVALID_ID
+
+    def empty(self) -> bool:
+        """Whether it has no parsers (llama.cpp then parses everything as content)."""
+        return not self.parsers
+
+    def get_rule(self, name: str) -> int:
+        """The id of rule `name`; llama.cpp throws "Rule not found" for a missing one."""
+        if name not in self.rules:
+            raise KeyError(f"Rule not found: {name}")
+        return self.rules[name]
+
+    def parse(self, ctx: Context, start: int = 0) -> Result:
+        """Run the root parser on `ctx.input` from `start`."""
+        if self.root == INVALID_ID:
+            raise ValueError("No root parser set")
+        # Python counts frames where llama.cpp uses its stack: make room for MAX_DEPTH
+        # parsers (two frames each) and give the old limit back afterwards.
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(limit, 2 * MAX_DEPTH + 500))
+        try:
+            return self.parse_at(self.root, ctx, start)
+        finally:
+            sys.setrecursionlimit(limit)
+
+    def parse_at(self, parser_id: int, ctx: Context, start: int) -> Result:
+        """Run parser `parser_id` on `ctx.input` from `start`."""
+        ctx.depth += 1
+        if ctx.depth > MAX_DEPTH:
+            raise DepthError(f"the text nests deeper than {MAX_DEPTH} parsers")
+        try:
+            result = self.parsers[parser_id].parse(self, ctx, start)
+        finally:
+            ctx.depth -= 1
+        if result.type != FAIL and result.end > ctx.furthest:
+            ctx.furthest = result.end
+        return result
+
+    def resolve_refs(self) -> None:
+        """Point every child that is a rule reference at the rule itself (`resolve_refs`)."""
+        for parser in self.parsers:
+            parser.resolve(self._resolve)
+        if self.root != INVALID_ID:
+            self.root = self._resolve(self.root)
+
+    def _resolve(self, parser_id: int) -> int:
+        name = self.parsers[parser_id].ref_name
+        return parser_id if name is None else self.get_rule(name)
+
+    def dump(self, parser_id: int) -> str:
+        """The parser as llama.cpp's `dump` writes it, e.g. "Sequence(Literal(a), Space)"."""
+        return self.parsers[parser_id].dump(self, set())
