@@ -1,0 +1,44 @@
+"""What one vLLM parser returns: the shapes every `tool_*` and `reasoning_*` module shares.
+
+vLLM reads a completion in two steps (non-streaming chat completions): the reasoning
+parser (`--reasoning-parser`) splits off the reasoning, then the tool parser
+(`--tool-call-parser`, with `--enable-auto-tool-choice`) reads tool calls out of what is
+left. Each parser here is one module reproducing one of vLLM's, named as vLLM registers it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from app.render.answer import ToolCall
+
+
+@dataclass(frozen=True)
+class ToolExtraction:
+    """A tool parser's reading: vLLM's `ExtractedToolCallInformation`."""
+
+    #: Whether vLLM reports tool calls (its `tools_called`).
+    tools_called: bool
+    tool_calls: tuple[ToolCall, ...] = ()
+    #: The message's content: the text the parser left (None where vLLM sends null).
+    content: str | None = None
+    #: Sentences for the user on what did not read as the format means it.
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ReasoningExtraction:
+    """A reasoning parser's reading: vLLM's `(reasoning, content)` pair."""
+
+    reasoning: str | None
+    content: str | None
+    notes: tuple[str, ...] = ()
+
+
+def tool_call_id(index: int, name: str) -> str:
+    """A stand-in for the random id vLLM gives a tool call (`chatcmpl-tool-` and 32 hex
+    digits): the same shape, but the same for the same call, so that pages, shares and
+    round trips are reproducible."""
+    digest = hashlib.sha256(f"{index}:{name}".encode()).hexdigest()[:32]
+    return f"chatcmpl-tool-{digest}"

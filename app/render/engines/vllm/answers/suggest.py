@@ -1,0 +1,152 @@
+"""Which vLLM parser pair fits a chat template, read from the markup the template writes.
+
+vLLM does not pick its parsers: the operator starts `vllm serve` with
+`--tool-call-parser NAME` and `--reasoning-parser NAME`, most often as the model card
+says. The playground suggests the pair from the template's own markers (the first rule
+that matches wins), among the parsers it reproduces, and says why in a sentence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+#: (test on the template, parser, why): tool parsers, most specific first.
+Rule = tuple[Callable[[str], bool], str, str]
+
+
+def _has(*markers: str) -> Callable[[str], bool]:
+    return lambda text: all(marker in text for marker in markers)
+
+
+TOOL_RULES: tuple[Rule, ...] = (
+    (_has("<|channel|>"), "openai", "it writes Harmony messages (`<|channel|>`)"),
+    (
+        _has("<|tool_calls_section_begin|>"),
+        "kimi_k2",
+        "it writes Kimi K2 tool-call sections (`<|tool_calls_section_begin|>`)",
+    ),
+    (
+        _has("DSML"),
+        "none",
+        "it writes DeepSeek's DSML tool calls, which vLLM reads with `deepseek_v32`, a "
+        "parser the playground does not reproduce",
+    ),
+    (
+        _has("tool▁calls▁begin", "```json"),
+        "deepseek_v3",
+        "it writes DeepSeek V3 calls (`<｜tool▁calls▁begin｜>` with a ```json block)",
+    ),
+    (
+        _has("tool▁calls▁begin"),
+        "deepseek_v31",
+        "it writes DeepSeek V3.1 calls (`<｜tool▁call▁begin｜>NAME<｜tool▁sep｜>ARGS`)",
+    ),
+    (
+        _has("<minimax:tool_call>"),
+        "minimax_m2",
+        "it writes MiniMax M2 calls (`<minimax:tool_call>`)",
+    ),
+    (_has("<arg_key>"), "glm45", "it writes GLM calls (`<arg_key>`/`<arg_value>`)"),
+    (
+        _has("<seed:tool_call>"),
+        "none",
+        "it writes Seed-OSS calls, which vLLM reads with `seed_oss`, a parser the playground "
+        "does not reproduce",
+    ),
+    (
+        _has("<function=", "<parameter="),
+        "qwen3_coder",
+        "it writes XML calls (`<function=NAME><parameter=KEY>`) as Qwen3-Coder does",
+    ),
+    (_has("<|tool_call|>"), "granite", "it writes Granite calls (`<|tool_call|>` and a JSON list)"),
+    (
+        _has("[TOOL_CALLS]", "[ARGS]"),
+        "mistral",
+        "it writes Mistral v11 calls (`[TOOL_CALLS]NAME[ARGS]`)",
+    ),
+    (
+        _has("[TOOL_CALLS]"),
+        "none",
+        "it writes pre-v11 Mistral calls (`[TOOL_CALLS][{...}]`), which vLLM's `mistral` "
+        "parser reads on its legacy path for tokenizers without `[ARGS]`, not reproduced here",
+    ),
+    (_has("<|python_start|>"), "llama4_pythonic", "it writes Llama 4 pythonic calls"),
+    (
+        _has("<tool_call>"),
+        "hermes",
+        "it writes JSON calls inside `<tool_call>` tags (Hermes style)",
+    ),
+    (
+        lambda t: "<|python_tag|>" in t or ("ipython" in t and '"parameters"' in t),
+        "llama3_json",
+        'it writes Llama 3.1 JSON calls (`{"name": ..., "parameters": ...}`)',
+    ),
+    (_has("[func_name"), "pythonic", "it asks for pythonic calls (`[func(a=1)]`)"),
+)
+
+REASONING_RULES: tuple[Rule, ...] = (
+    (_has("<|channel|>"), "openai_gptoss", "it writes Harmony's analysis channel"),
+    (_has("<arg_key>", "<think>"), "glm45", "it writes GLM's `<think>` blocks"),
+    (
+        _has("thought process", "<|start_of_role|>"),
+        "granite",
+        "it is a Granite template that asks for a thought process",
+    ),
+    (
+        _has("<think>", "<|im_start|>"),
+        "qwen3",
+        "it writes `<think>` blocks in ChatML turns, as Qwen3 does",
+    ),
+    (_has("<think>"), "deepseek_r1", "it writes `<think>` blocks (DeepSeek R1 style)"),
+    (
+        _has("[THINK]"),
+        "none",
+        "it writes `[THINK]` blocks, which vLLM reads with `mistral`, a reasoning parser the "
+        "playground does not reproduce",
+    ),
+)
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    """The parsers that fit a template, and why each."""
+
+    tool: str
+    reasoning: str
+    tool_why: str
+    reasoning_why: str
+
+
+def _pick(rules: tuple[Rule, ...], template: str, known: set[str], flag: str) -> tuple[str, str]:
+    for test, name, why in rules:
+        if not test(template):
+            continue
+        if name == "none":
+            return name, f"No {flag}: {why}."
+        if name not in known:
+            return "none", (
+                f"No {flag}: {why}, which vLLM reads with `{name}`, a parser the playground "
+                "does not reproduce yet."
+            )
+        return name, f"`{flag} {name}`: {why}."
+    return "none", f"No {flag}: the template writes no markup one of the parsers here reads."
+
+
+def suggest(template: str, tools: set[str], reasonings: set[str]) -> Suggestion:
+    """The pair for `template` among the registered tool and reasoning parser names."""
+    tool, tool_why = _pick(TOOL_RULES, template, tools, "--tool-call-parser")
+    reasoning, why = _pick(REASONING_RULES, template, reasonings, "--reasoning-parser")
+    return Suggestion(tool, reasoning, tool_why, why)
+
+
+def suggest_each(templates: dict[str, str]) -> dict[str, tuple[str, str]]:
+    """The (tool, reasoning) pair for each template by name, among the registered parsers."""
+    from app.render.engines.vllm.answers import reasoning_parsers, tool_parsers
+
+    tools, reasonings = set(tool_parsers()), set(reasoning_parsers())
+    pairs = {}
+    for name, text in templates.items():
+        found = suggest(text, tools, reasonings)
+        pairs[name] = (found.tool, found.reasoning)
+    return pairs

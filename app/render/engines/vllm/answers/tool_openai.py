@@ -1,0 +1,42 @@
+"""vLLM's `openai` tool parser (0.33.0, `GptOssToolParser`) for gpt-oss's Harmony format.
+
+In vLLM 0.33.0 it is a stub: `extract_tool_calls` raises NotImplementedError, and on a
+gpt-oss model the flag only switches on the tool part of the one `HarmonyParser` that
+reads the whole completion (`_harmony_reading`). `extract` here is that parser with the
+tool part on and the reasoning part off, as `--tool-call-parser openai` alone sets it:
+the calls, and `final` / plain `commentary` text as content (the analysis is dropped).
+With `--reasoning-parser openai_gptoss` too, read both at once with `read_pair`.
+"""
+
+from __future__ import annotations
+
+from app.render.engines.vllm.answers._harmony_reading import HarmonyReading, read
+from app.render.engines.vllm.answers.base import ToolExtraction
+
+NAME = "openai"
+#: vLLM reads these completions with one parser for both flags (see `read_pair`).
+HARMONY = True
+#: What vLLM 0.33.0 does when the model is not gpt-oss (`model_type` other than "gpt_oss"):
+#: the stub is composed like any other tool parser and raises.
+NOT_GPT_OSS = (
+    "On a model that is not gpt-oss, vLLM 0.33.0's `openai` tool parser is a stub whose "
+    'extract_tool_calls raises NotImplementedError ("GptOssToolParser is a stub. Use '
+    'HarmonyParser for tool parsing."), so the request fails.'
+)
+
+
+def extract(text: str, tools: list[dict] | None) -> ToolExtraction:
+    """The Harmony parser's tool calls and content for `text` (tool part on only)."""
+    reading = read(text, reasoning_parser=False, tool_parser=True)
+    return ToolExtraction(
+        tools_called=bool(reading.tool_calls),
+        tool_calls=reading.tool_calls,
+        content=reading.content,
+        notes=reading.notes,
+    )
+
+
+def read_pair(text: str, *, reasoning_parser: bool, tool_parser: bool) -> HarmonyReading:
+    """`HarmonyParser.parse` with the flags as set: what vLLM returns for a gpt-oss model
+    when either `--tool-call-parser openai` or `--reasoning-parser openai_gptoss` is on."""
+    return read(text, reasoning_parser=reasoning_parser, tool_parser=tool_parser)
