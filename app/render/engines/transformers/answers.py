@@ -1,0 +1,122 @@
+"""transformers' `tokenizer.parse_response` (5.23.0) on a completion, as a ParsedAnswer.
+
+A tokenizer reads an answer only with the `response_template` its files carry (the
+`response_template` key of `tokenizer_config.json`, loaded onto the tokenizer as
+`tokenizer.response_template`); `parse_response(text, prefix=prompt, tools=tools)` cuts
+the prompt after its last `start_anchor` and reads that rest and the completion with the
+template (`response_template`). Without one it raises AttributeError. The older
+`response_schema` key (JSON schema with `x-regex`, transformers 4.5x) is dropped
+silently on loading by 5.23, so a tokenizer that has only that reads nothing either.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from app.render.answer import AnswerRequest, ParsedAnswer, ParserOption, ToolCall
+from app.render.core import RenderRequest, render_with
+from app.render.engines.transformers.response_template import ResponseTemplateError, parse
+from app.render.limits import RenderLimits
+
+PARSER = "parse_response"
+#: transformers' error when the tokenizer has no template.
+NO_TEMPLATE = "This tokenizer does not have a `response_template` for parsing chat responses!"
+#: What makes a dict a 5.23 response template rather than a legacy response schema.
+TEMPLATE_MARKS = ("fields", "start_anchor", "start_anchor_pattern")
+
+
+def parser_options(request: RenderRequest) -> tuple[ParserOption, ...]:
+    """None: `parse_response` has no switches; the template decides everything."""
+    return ()
+
+
+def read_answer(answer: AnswerRequest, limits: RenderLimits) -> ParsedAnswer:
+    """The message `tokenizer.parse_response(completion, prefix=prompt, tools=tools)`
+    returns with the source's response template, or the exception it raises."""
+    template = answer.response_template
+    if template is None or not any(mark in template for mark in TEMPLATE_MARKS):
+        legacy = template is not None
+        return ParsedAnswer(
+            PARSER,
+            error=f"AttributeError: {NO_TEMPLATE}",
+            notes=(_no_template_note(legacy),),
+        )
+    prefix, notes = _prompt(answer, limits)
+    try:
+        message = parse(template, answer.completion, prefix, answer.render.tools)
+    except (ValueError, KeyError, TypeError, RecursionError) as error:
+        return ParsedAnswer(PARSER, error=_raised(error), notes=tuple(notes))
+    return _answer(message, notes)
+
+
+def _no_template_note(legacy: bool) -> str:
+    if legacy:
+        return (
+            "The tokenizer files carry a legacy `response_schema`, which transformers 5.23 "
+            "drops silently on loading: tokenizer.parse_response finds no `response_template` "
+            "and raises AttributeError, so an application gets only the decoded text."
+        )
+    return (
+        "The tokenizer files carry no `response_template` (tokenizer_config.json), so "
+        "transformers has nothing to parse with: tokenizer.parse_response raises "
+        "AttributeError and an application gets only the decoded text."
+    )
+
+
+def _prompt(answer: AnswerRequest, limits: RenderLimits) -> tuple[str, list[str]]:
+    """The prompt the completion continues (`prefix=`), rendered as transformers does."""
+    from app.render.engines.transformers.chat import TransformersEngine
+
+    try:
+        return render_with(TransformersEngine(), answer.render, limits).prompt, []
+    except Exception:  # any template problem: read the completion alone, and say so
+        note = (
+            'The prompt does not render, so the completion is read with prefix="" '
+            "(as if the template had written nothing of the answer)."
+        )
+        return "", [note]
+
+
+def _raised(error: BaseException) -> str:
+    if isinstance(error, RecursionError):
+        return "RecursionError: maximum recursion depth exceeded while decoding a JSON region"
+    if isinstance(error, ResponseTemplateError):
+        return f"ValueError: {error}"
+    name = type(error).__name__
+    return f"{name}: {error.args[0] if isinstance(error, KeyError) and error.args else error}"
+
+
+def _answer(message: dict[str, Any], notes: list[str]) -> ParsedAnswer:
+    """The parsed dict as a ParsedAnswer: content, reasoning, tool calls with their
+    arguments as JSON text (transformers hands them over as objects)."""
+    content = message.get("content")
+    reasoning = message.get("reasoning_content", message.get("thinking"))
+    calls: list[ToolCall] = []
+    for i, raw in enumerate(message.get("tool_calls") or []):
+        fn = raw.get("function", raw) if isinstance(raw, dict) else {}
+        name = fn.get("name") if isinstance(fn, dict) else None
+        arguments = fn.get("arguments") if isinstance(fn, dict) else None
+        if not isinstance(name, str):
+            notes.append(f"Tool call {i + 1} has no name in the parsed message: {raw!r}.")
+            continue
+        text = (
+            arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
+        )
+        calls.append(ToolCall(name, text))
+    others = sorted(
+        set(message) - {"role", "content", "reasoning_content", "thinking", "tool_calls"}
+    )
+    if others:
+        notes.append(
+            f"parse_response also returns {', '.join(others)}, which the message shows not."
+        )
+    return ParsedAnswer(
+        PARSER,
+        content=content if isinstance(content, str) or content is None else json.dumps(content),
+        reasoning_content=reasoning
+        if isinstance(reasoning, str) or reasoning is None
+        else str(reasoning),
+        tool_calls=tuple(calls),
+        notes=tuple(notes),
+    )
