@@ -124,6 +124,13 @@ SETTINGS = (
         " how many it analysed.",
     ),
     Setting(
+        "COMPLETION_KB",
+        256,
+        int,
+        "Largest completion the Response view and /api/parse read (KiB); larger gets 422"
+        " naming the limit.",
+    ),
+    Setting(
         "GGUF_ARRAY_ITEMS",
         4_000_000,
         int,

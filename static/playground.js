@@ -68,8 +68,9 @@
   }
   $$(".tab").forEach((tab) => tab.addEventListener("click", () => {
     showView(tab.dataset.view);
-    // Analysis and command lines render many probes: computed only while their tab is open.
-    const costly = ["analysis", "command"].includes(tab.dataset.view);
+    // Analysis, responses and command lines render many probes: computed only while their
+    // tab is open.
+    const costly = ["analysis", "response", "command"].includes(tab.dataset.view);
     if (costly && window.htmx) window.htmx.trigger(form, "playground:refresh");
   }));
 

@@ -53,20 +53,20 @@ def build_command_lines(
     *,
     messages: list | None = None,
     tools: list | None = None,
-    content_format: str = "string",
-    builtin: str | None = None,
     add_generation_prompt: bool = True,
     server_url: str = DEFAULT_SERVER_URL,
     special_tokens: dict[str, str] | None = None,
+    parsers: dict[str, dict[str, str]] | None = None,
+    **facts: Any,
 ) -> list[CommandLine]:
     """Every command that runs a model with `template`, `kwargs` and the conversation.
 
     `model` is a GGUF file (for llama.cpp and gguf-py) or a Hugging Face id (for vLLM and
-    transformers); a placeholder stands in for the kind not given. `content_format` and
-    `builtin` are what `template_facts` learnt (the content format vLLM is told; the name
-    of a llama.cpp built-in format that renders like the template, which adds the shorter
-    `builtin` form). `special_tokens` are the BOS/EOS texts TGI's tokenizer_config.json
-    carries.
+    transformers); a placeholder stands in for the kind not given. `facts` are what
+    `template_facts` learnt (the content format vLLM is told, the name of a llama.cpp
+    built-in format that renders like the template, the parsers that fit it).
+    `special_tokens` are the BOS/EOS texts TGI's tokenizer_config.json carries; `parsers`
+    the parser options chosen per engine (the Response view's), which their flags carry.
     """
     context = CommandContext.for_model(
         model,
@@ -77,7 +77,8 @@ def build_command_lines(
         add_generation_prompt=add_generation_prompt,
         special_tokens=special_tokens or {},
         server_url=server_url,
-        facts={"content_format": content_format, "builtin": builtin},
+        facts={"content_format": "string", "builtin": None, **facts},
+        parsers=parsers or {},
     )
     return [line for write in _writers() for line in write(context)]
 

@@ -58,11 +58,11 @@ def as_sent_to(engine: str, request: RenderRequest) -> RenderRequest:
     which says nothing about the template."""
     if not engines.get_engine(engine).openai_server:
         return request
-    messages = [_with_text_arguments(message) for message in request.messages]
+    messages = [with_text_arguments(message) for message in request.messages]
     return replace(request, messages=messages)
 
 
-def _with_text_arguments(message: Any) -> Any:
+def with_text_arguments(message: Any) -> Any:
     calls = message.get("tool_calls") if isinstance(message, dict) else None
     if not isinstance(calls, list):
         return message

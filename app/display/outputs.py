@@ -31,6 +31,12 @@ from app.analysis.diff import (
     token_opcodes,
     unified,
 )
+from app.answers.reading import (
+    DEFAULT_COMPLETION_KB,
+    Response,
+    check_completion_size,
+    read_completion,
+)
 from app.display.prompt import prompt_marks
 from app.display.token_data import columns
 from app.display.tokens_view import TokensOf, id_blocks, tokens_view, tokens_with
@@ -47,6 +53,10 @@ from app.tokens.vocab import Token
 
 __all__ = ["Outputs", "PageLimits", "Pipeline", "build_outputs"]
 
+#: The views that show the completion's readings: the Response view, and the Analysis
+#: view's prefix section (its round trips).
+RESPONSE_VIEWS = frozenset({"response", "analysis"})
+
 
 @dataclass(frozen=True)
 class Pipeline:
@@ -59,6 +69,8 @@ class Pipeline:
     analysis_turns: int = DEFAULT_MAX_TURNS
     #: Characters the analysis tokenizes (`PLAYGROUND_OUTPUT_CHARS`).
     analysis_chars: int = DEFAULT_MAX_CHARS
+    #: The largest completion read (`PLAYGROUND_COMPLETION_KB`).
+    completion_kb: int = DEFAULT_COMPLETION_KB
 
     def source_of(self, state: PlaygroundState) -> Source | None:
         """The state's source, its tokenizer built (tokens and vocabulary checks need it)."""
@@ -218,9 +230,27 @@ def commands_of(
         tools=state.tools,
         add_generation_prompt=state.add_generation_prompt,
         special_tokens=state.special_tokens,
+        parsers=state.parsers,
         **facts,
     )
     return commands, facts
+
+
+def response_of(
+    state: PlaygroundState, pipeline: Pipeline, source: Source | None, round_trip: bool = True
+) -> Response:
+    """Every engine's reading of the state's completion (and its round trip); raises
+    `TemplateProblem` for a completion over `PLAYGROUND_COMPLETION_KB`."""
+    check_completion_size(state.completion, pipeline.completion_kb)
+    template = source.response_template if source is not None else None
+    return read_completion(
+        state.render_request(),
+        state.completion,
+        state.parsers,
+        pipeline.pool.run,
+        template,
+        round_trip=round_trip,
+    )
 
 
 def gguf_file(state: PlaygroundState) -> str | None:
@@ -266,6 +296,11 @@ def build_outputs(state: PlaygroundState, pipeline: Pipeline) -> Outputs:
             outputs.analysis = analysis_of(state, pipeline, source)
         except TemplateProblem as problem:
             outputs.analysis_problem = problem
+    if state.view in RESPONSE_VIEWS:
+        try:
+            outputs.response = response_of(state, pipeline, source)
+        except TemplateProblem as problem:
+            outputs.response_problem = problem
     if state.view == "command":
         # A template that cannot even be probed shows the first command only.
         with contextlib.suppress(TemplateProblem):

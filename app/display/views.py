@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.analysis.analyze import Analysis
+from app.answers.reading import Response
 from app.problems import TemplateProblem
 from app.render.command_line import CommandLine
 from app.sources.source import Source
@@ -128,6 +129,9 @@ class Outputs:
     #: Whether the prompt was left untokenized, no view on screen showing its tokens.
     tokens_later: bool = False
     message_tokens: list[dict[str, Any]] | None = None
+    #: Every engine's reading of the completion (Response and Analysis views), or why not.
+    response: Response | None = None
+    response_problem: TemplateProblem | None = None
 
     @property
     def builtin(self) -> str | None:
@@ -151,4 +155,8 @@ class Outputs:
             if self.commands is None
             else [line.to_json() for line in self.commands],
             **({} if self.commands is None else self.facts),
+            "response": None if self.response is None else self.response.to_json(),
+            "response_error": None
+            if self.response_problem is None
+            else self.response_problem.to_json(),
         }

@@ -60,6 +60,8 @@ class CommandContext:
     special_tokens: dict[str, str] = field(default_factory=dict)
     server_url: str = DEFAULT_SERVER_URL
     facts: dict[str, Any] = field(default_factory=dict)
+    #: The parser options chosen per engine id (`PlaygroundState.parsers`).
+    parsers: dict[str, dict[str, str]] = field(default_factory=dict)
 
     @classmethod
     def for_model(cls, model: str | None, **fields: Any) -> CommandContext:

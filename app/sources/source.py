@@ -85,6 +85,9 @@ class Source:
     #: Templates too large to render (over `PLAYGROUND_TEMPLATE_KB`): name -> bytes. They
     #: are left out of `templates`, so a hostile header cannot make every answer huge.
     oversized_templates: dict[str, int] = field(default_factory=dict)
+    #: `tokenizer_config.json`'s `response_template`: how transformers' `parse_response`
+    #: reads the model's answers (Hugging Face files only).
+    response_template: dict[str, Any] | None = None
 
     @property
     def can_tokenize(self) -> bool:
@@ -168,7 +171,14 @@ def source_from_hf(
         tokenizer=tokenizer,
         metadata=_hf_metadata(files.tokenizer_config),
         oversized_templates=oversized,
+        response_template=_response_template(files.tokenizer_config),
     )
+
+
+def _response_template(config: dict[str, Any]) -> dict[str, Any] | None:
+    """The config's `response_template`, when it is an object (transformers reads no other)."""
+    template = config.get("response_template")
+    return template if isinstance(template, dict) else None
 
 
 def _hf_metadata(config: dict[str, Any]) -> dict[str, Any]:

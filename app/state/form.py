@@ -31,6 +31,10 @@ JSON_FIELDS = ("messages", "tools", "documents", "kwargs", "special_tokens")
 #: Check boxes (and hidden flags): "on" when true.
 FLAGS = ("add_generation_prompt", "add_bos_token", "add_eos_token")
 
+#: The prefix of the parser option selects: `parser:<engine id>:<option name>`; an empty
+#: value is the engine's default.
+PARSER_FIELD = "parser:"
+
 #: What a field falls back to when it cannot be read; null for the state's own default.
 _FALLBACK: dict[str, Any] = {"messages": []}
 
@@ -105,6 +109,16 @@ def _source_origin(text: str) -> dict[str, Any] | None:
     return value
 
 
+def _parsers(form: Mapping[str, str]) -> dict[str, dict[str, str]] | None:
+    """The parser option selects as the state's `parsers`; unset ones left out."""
+    parsers: dict[str, dict[str, str]] = {}
+    for key in form:
+        engine, _, option = key[len(PARSER_FIELD) :].rpartition(":")
+        if key.startswith(PARSER_FIELD) and engine and option and form.get(key):
+            parsers.setdefault(engine, {})[option] = form[key]
+    return parsers or None
+
+
 def _form_body(form: Mapping[str, str], max_depth: int, problems: dict[str, str]) -> dict:
     """The state's JSON form as the form spells it; JSON that cannot be read is left at
     its fallback and its reason added to `problems`."""
@@ -131,6 +145,8 @@ def _form_body(form: Mapping[str, str], max_depth: int, problems: dict[str, str]
         source=_source(form),
         library=form.get("library") or None,
         view=form.get("view") or None,
+        completion=_lf(form.get("completion") or "") or None,
+        parsers=_parsers(form),
     )
     body.setdefault("messages", [])
     return body
@@ -185,5 +201,8 @@ def form_values(state: PlaygroundState) -> dict[str, str]:
         source_origin=json.dumps(source.origin) if source and source.origin else "",
         library=state.library or "",
         view=state.view or "",
+        completion=state.completion or "",
     )
+    for engine, options in state.parsers.items():
+        values.update({f"{PARSER_FIELD}{engine}:{name}": v for name, v in options.items()})
     return values

@@ -72,6 +72,25 @@ def _compare_engines(body: dict) -> bool | str:
     return value
 
 
+def _parsers(body: dict) -> dict[str, dict[str, str]]:
+    """The parser options per engine: `{engine id: {option: value}}`, all strings (which
+    values an engine takes is its own business: an unknown one falls back to its
+    default, as `AnswerRequest.option` says)."""
+    value = body.get("parsers")
+    if value is None:
+        return {}
+    if type(value) is not dict:
+        raise RequestError("parsers", f"'parsers' must be an object, not {_kind(value)}.")
+    for engine, options in value.items():
+        where = f"parsers.{engine[:40]}"
+        if engine not in ENGINES:
+            raise RequestError(where, f"'{where}': there is no engine {engine[:40]!r}.")
+        if type(options) is not dict or any(type(option) is not str for option in options.values()):
+            message = f"'{where}' must be an object of strings (option: value)."
+            raise RequestError(where, message)
+    return value
+
+
 @dataclass(frozen=True)
 class SourceRef:
     """The loaded source a state shows: its id and kind, and which file and template."""
@@ -167,6 +186,10 @@ class PlaygroundState:
     library: str | None = None
     #: The output tab to open; None for the first one.
     view: str | None = None
+    #: What the model generated after the prompt, for the Response view; None for none.
+    completion: str | None = None
+    #: The parser options per engine id (`Engine.answer_options`); missing ones default.
+    parsers: dict[str, dict[str, str]] = field(default_factory=dict)
 
     @classmethod
     def from_json(cls, body: Any) -> PlaygroundState:
@@ -186,6 +209,8 @@ class PlaygroundState:
             source=SourceRef.from_json(body.get("source")),
             library=_optional_string(body, "library"),
             view=_optional_string(body, "view"),
+            completion=_optional_string(body, "completion"),
+            parsers=_parsers(body),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -202,6 +227,7 @@ class PlaygroundState:
             "add_generation_prompt": self.add_generation_prompt,
             "compare_engines": self.compare_engines or None,
             "compare_template": self.compare_template,
+            "completion": self.completion,
             "content_format": None if self.content_format == "auto" else self.content_format,
             "continue_final_message": self.continue_final_message,
             "documents": self.documents,
@@ -210,6 +236,7 @@ class PlaygroundState:
             "library": self.library,
             "messages": self.messages,
             "now": self.now,
+            "parsers": self.parsers or None,
             "source": None if self.source is None else self.source.to_json(),
             "special_tokens": self.special_tokens,
             "template": self.template,

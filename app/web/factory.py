@@ -88,6 +88,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     app.extensions["library"] = Library(Path(library_dir) if library_dir else DEFAULT_LIBRARY)
 
     from app.web import (
+        answers,
         api,
         errors,
         guards,
@@ -105,6 +106,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     remote.install(app)  # the Hub and GGUF URLs, read into the source store
     app.register_blueprint(library.blueprint)
     app.register_blueprint(outputs.blueprint)
+    app.register_blueprint(answers.blueprint)
     app.register_blueprint(shares.blueprint)
     app.register_blueprint(page.blueprint)
     app.register_blueprint(metrics.blueprint)

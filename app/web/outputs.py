@@ -45,6 +45,7 @@ def pipeline() -> Pipeline:
         PageLimits(chars=int(config["PAGE_CHARS"]), tokens=int(config["PAGE_TOKENS"])),
         analysis_turns=int(config["ANALYSIS_TURNS"]),
         analysis_chars=int(config["OUTPUT_CHARS"]),
+        completion_kb=int(config["COMPLETION_KB"]),
     )
 
 

@@ -9,9 +9,10 @@ from flask import Blueprint, Response, abort, render_template, request
 from jinja2.utils import htmlsafe_json_dumps
 
 from app.analysis.examples import EXAMPLES
+from app.answers.menu import KINDS as COMPLETION_KINDS
 from app.display.origin import template_origin
 from app.display.outputs import build_outputs
-from app.render.engines import engine_list
+from app.render.engines import engine_list, parser_choices
 from app.state import PlaygroundState
 from app.state.form import first_visit, form_values, state_from_form
 from app.web.api import max_json_depth
@@ -37,6 +38,8 @@ def page_context(state: PlaygroundState, problems: dict[str, str] | None = None)
         "origin": template_origin(state, outputs.source, library()),
         "library": library().entries,
         "engines": engine_list(),
+        "parser_engines": parser_choices(),
+        "completion_kinds": COMPLETION_KINDS,
         # Key order kept (the menu writes the messages as they are listed), HTML-safe.
         "examples_json": htmlsafe_json_dumps(EXAMPLES, ensure_ascii=False),
         "seq": request.values.get("seq", "0"),

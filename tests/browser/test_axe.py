@@ -35,12 +35,15 @@ VIEWS = {
 }
 
 
-def violations(page: Page) -> list[str]:
-    """The critical, serious and moderate axe violations on the page as it is shown now."""
+def violations(page: Page, within: str | None = None) -> list[str]:
+    """The critical, serious and moderate axe violations on the page as it is shown now
+    (only inside the elements `within` selects, when given)."""
     if not page.evaluate("() => Boolean(window.axe)"):
         page.add_script_tag(path=str(AXE))
     found = page.evaluate(
-        "async () => (await axe.run(document, {resultTypes: ['violations']})).violations"
+        "async (within) => (await axe.run(within ? {include: [within]} : document,"
+        " {resultTypes: ['violations']})).violations",
+        within,
     )
     return [
         f"{v['impact']} {v['id']}: {v['help']} at {[n['target'] for n in v['nodes']][:5]}"

@@ -7,6 +7,8 @@ An engine is an `app.render.core.Engine`: its own package below this one, and on
 
 from __future__ import annotations
 
+from typing import Any
+
 from app.render.core import Engine, Rendered, RenderRequest, render_with
 from app.render.engines.edge_llm import EdgeLlmEngine
 from app.render.engines.llamacpp import LlamaCppEngine
@@ -59,3 +61,16 @@ def engine_list() -> list[dict[str, str]]:
 def render(request: RenderRequest, limits: RenderLimits = DEFAULT_LIMITS) -> Rendered:
     """Render `request` with the engine it names; raises `TemplateProblem`."""
     return render_with(get_engine(request.engine), request, limits)
+
+
+def parser_choices() -> list[dict[str, Any]]:
+    """`{id, name, options}` of every engine with parser options, for the page's menus:
+    the choices are the engine's own, whatever the template (which default it takes for
+    a template, the Response view says)."""
+    blank = RenderRequest(template="", messages=[])
+    choices = []
+    for engine in ENGINES.values():
+        options = [option.to_json() for option in engine.answer_options(blank)]
+        if options:
+            choices.append({"id": engine.id, "name": engine.name, "options": options})
+    return choices

@@ -35,3 +35,8 @@ class EdgeLlmEngine(ServerEngine):
     )
     contract = EDGE_LLM
     no_command = "TensorRT Edge-LLM, whose documentation names no option that takes a template file"
+    no_parser = (
+        "TensorRT Edge-LLM hands back the generated text: the playground knows of no "
+        "tool-call or reasoning parser in its runtime, so an application gets the "
+        "completion as it is and reads any markup in it itself."
+    )

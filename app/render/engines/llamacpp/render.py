@@ -25,9 +25,11 @@ from __future__ import annotations
 
 import dataclasses
 from functools import lru_cache
+from types import ModuleType
 from typing import Any
 
 from app.problems import TemplateProblem
+from app.render.answer import AnswerRequest, ParsedAnswer, ParserOption
 from app.render.command_line import CommandContext, CommandLine
 from app.render.core import Engine, Render, Rendered, RenderRequest
 from app.render.engines.llamacpp import commands as llamacpp_commands
@@ -103,6 +105,23 @@ class LlamaCppEngine(Engine):
 
     def command_lines(self, context: CommandContext) -> list[CommandLine]:
         return llamacpp_commands.command_lines(context)
+
+    def answer_options(self, request: RenderRequest) -> tuple[ParserOption, ...]:
+        """`--reasoning-format` and the request's `parse_tool_calls`."""
+        return _answers().parser_options(request)
+
+    def read_answer(self, answer: AnswerRequest, limits: RenderLimits) -> ParsedAnswer:
+        """The chat format and parser llama-server derives from the template, applied as
+        `common_chat_parse` applies it to a finished completion."""
+        return _answers().read_answer(answer, limits)
+
+
+def _answers() -> ModuleType:
+    """The answer parser (`answers/`), imported on first use: it renders its probes with
+    this module, so this module cannot import it first."""
+    from app.render.engines.llamacpp import answers
+
+    return answers
 
 
 @lru_cache(maxsize=128)

@@ -40,6 +40,13 @@ class TgiEngine(Engine):
     )
 
     command_rank = 20
+    no_parser = (
+        "TGI has no parser for a template's own markup: without tools it returns the "
+        "completion as content, unchanged; with tools it does not let the model write "
+        "free text at all: a JSON grammar built from the tools constrains generation, and "
+        "it reads that JSON as the tool call, so markup like this completion's never "
+        "reaches a client as a tool call."
+    )
 
     def command_lines(self, context: CommandContext) -> list[CommandLine]:
         return tgi_commands.command_lines(context)

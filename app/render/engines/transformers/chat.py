@@ -12,9 +12,11 @@ import copy
 from dataclasses import replace
 from typing import Any
 
+from app.render.answer import AnswerRequest, ParsedAnswer
 from app.render.bounded import generate_bounded
 from app.render.command_line import CommandContext, CommandLine
 from app.render.core import Engine, Rendered, RenderRequest, render_with
+from app.render.engines.transformers import answers as transformers_answers
 from app.render.engines.transformers import commands as transformers_commands
 from app.render.environment import compile_template, pinned_clock, shared_environment
 from app.render.limits import DEFAULT_LIMITS, RenderLimits
@@ -47,6 +49,15 @@ RESERVED_SPECIAL_TOKENS = frozenset(
 )  # fmt: skip
 
 
+#: What transformers does with a completion when the tokenizer has no response schema.
+NO_RESPONSE_SCHEMA = (
+    "transformers reads an answer only with the tokenizer's `response_template` "
+    "(tokenizer_config.json; tokenizer.parse_response raises AttributeError without one): "
+    "no loaded tokenizer files carry one, so an application gets the decoded text and "
+    "reads it itself."
+)
+
+
 class TransformersEngine(Engine):
     """Python's Jinja, as transformers' `apply_chat_template` (and vLLM, SGLang) run it."""
 
@@ -63,6 +74,15 @@ class TransformersEngine(Engine):
 
     def command_lines(self, context: CommandContext) -> list[CommandLine]:
         return transformers_commands.command_lines(context)
+
+    def no_parser_for(self, answer: AnswerRequest) -> str | None:
+        if answer.response_template is None:
+            return NO_RESPONSE_SCHEMA
+        return None
+
+    def read_answer(self, answer: AnswerRequest, limits: RenderLimits) -> ParsedAnswer:
+        """`tokenizer.parse_response(completion)` with the source's response template."""
+        return transformers_answers.read_answer(answer, limits)
 
     def prepare(self, request: RenderRequest) -> RenderRequest:
         """The checks and rewrites apply_chat_template makes before compiling, in its order."""

@@ -54,6 +54,11 @@ class TransformersJsEngine(Engine):
         "transformers.js, which renders in your own JavaScript (tokenizer.apply_chat_template)"
     )
 
+    no_parser = (
+        "transformers.js has no chat-completion parser: the text its generate() decodes "
+        "is the application's to read, markup and all."
+    )
+
     def render(self, request: RenderRequest, limits: RenderLimits) -> Rendered:
         """Render in this process's Node child; raises `TemplateProblem`."""
         context, rewrites = chat_context(request)

@@ -20,10 +20,12 @@ from dataclasses import replace
 from typing import Any, ClassVar
 
 from app.problems import TemplateProblem
+from app.render.answer import AnswerRequest, ParsedAnswer, ParserOption
 from app.render.command_line import CommandContext, CommandLine
 from app.render.content_format import detect_content_format
 from app.render.core import Engine, Render, Rendered, RenderRequest
 from app.render.engines.transformers import TransformersEngine
+from app.render.engines.vllm import answers as vllm_answers
 from app.render.engines.vllm import commands as vllm_commands
 from app.render.engines.vllm.contract import VLLM, Contract, Refused
 from app.render.engines.vllm.messages import parse_messages
@@ -125,8 +127,22 @@ class VllmEngine(ServerEngine):
         return other_paths(template, model)
 
     def command_facts(self, template: str, special_tokens: dict[str, str], render: Render) -> dict:
-        """The content format its server is told (what it would detect)."""
-        return {"content_format": detect_content_format(template)}
+        """The content format its server is told (what it would detect), and the parsers
+        that fit the template (`--tool-call-parser`, `--reasoning-parser`)."""
+        options = self.answer_options(RenderRequest(template=template, messages=[]))
+        return {
+            "content_format": detect_content_format(template),
+            "vllm_parsers": {option.name: option.default for option in options},
+            "vllm_parser_choices": {option.name: list(option.choices) for option in options},
+        }
 
     def command_lines(self, context: CommandContext) -> list[CommandLine]:
         return vllm_commands.command_lines(context)
+
+    def answer_options(self, request: RenderRequest) -> tuple[ParserOption, ...]:
+        """`--tool-call-parser` and `--reasoning-parser`, with the pair that fits the template."""
+        return vllm_answers.parser_options(request)
+
+    def read_answer(self, answer: AnswerRequest, limits: RenderLimits) -> ParsedAnswer:
+        """The reasoning parser, then the tool parser, as vLLM's chat completions run them."""
+        return vllm_answers.read_answer(answer, limits)
