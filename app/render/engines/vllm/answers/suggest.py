@@ -119,18 +119,22 @@ class Suggestion:
 
 
 def _pick(rules: tuple[Rule, ...], template: str, known: set[str], flag: str) -> tuple[str, str]:
+    """The first rule's parser that fits, and why, as a sentence (the page shows it after
+    the flag and its value, so the sentence does not repeat them)."""
     for test, name, why in rules:
         if not test(template):
             continue
-        if name == "none":
-            return name, f"No {flag}: {why}."
-        if name not in known:
-            return "none", (
-                f"No {flag}: {why}, which vLLM reads with `{name}`, a parser the playground "
-                "does not reproduce yet."
+        if name != "none" and name not in known:
+            return "none", _sentence(
+                f"{why}, which vLLM reads with `{name}`, a parser the playground does not "
+                "reproduce yet"
             )
-        return name, f"`{flag} {name}`: {why}."
-    return "none", f"No {flag}: the template writes no markup one of the parsers here reads."
+        return name, _sentence(why)
+    return "none", "The template writes no markup one of the parsers here reads."
+
+
+def _sentence(text: str) -> str:
+    return f"{text[:1].upper()}{text[1:]}."
 
 
 def suggest(template: str, tools: set[str], reasonings: set[str]) -> Suggestion:
