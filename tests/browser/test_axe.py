@@ -31,6 +31,7 @@ VIEWS = {
     "tokens": "#view-tokens .empty",
     "diff": "#diff-unified",
     "analysis": "#capabilities",
+    "response": "#responses",
     "command": "#commands",
 }
 

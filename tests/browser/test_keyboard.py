@@ -7,7 +7,7 @@ from playwright.sync_api import Page, expect
 
 pytestmark = pytest.mark.browser
 
-VIEWS = ["prompt", "tokens", "diff", "analysis", "command"]
+VIEWS = ["prompt", "tokens", "diff", "analysis", "response", "command"]
 
 
 def focused_id(page: Page) -> str:

@@ -19,6 +19,7 @@ VIEWS = {
     "tokens": "#view-tokens .empty",
     "diff": "#diff-side",
     "analysis": "#capabilities",
+    "response": "#responses",
     "command": "#commands",
 }
 

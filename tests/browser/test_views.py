@@ -67,6 +67,7 @@ STALE_VIEWS = {
     "tokens": "#token-count",
     "diff": "#diff-stats",
     "analysis": "#diagnostics",
+    "response": "#responses",
     "command": "#commands",
 }
 
