@@ -58,6 +58,11 @@ class TemplateProblem(ApiError):
         return asdict(self)
 
 
+#: The type of a problem raised before any render: the program would not load the model
+#: with this template (an engine whose program checks it at load, `Engine.checks_at_load`).
+LOAD_ERROR = "LoadError"
+
+
 def limit_exceeded(limit: str, message: str, line: int | None = None) -> TemplateProblem:
     """A problem that names the limit the template ran into."""
     return TemplateProblem("LimitExceeded", message, line=line, limit=limit)

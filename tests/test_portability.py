@@ -214,7 +214,11 @@ SLOW_IN_JS = "{% for i in range(300000) %}{% endfor %}{{ messages[0].content }}"
 
 
 def test_an_engines_cases_share_one_allowance(spender_client):
+    # Cheap per case for Python's Jinja, too slow over all cases for an interpreter of its
+    # own (Edge-LLM's Inja, transformers.js's Node): the first to run out has no cases,
+    # whatever its cases would have been, and names the limit.
     report = analyze(spender_client, SLOW_IN_JS, [{"role": "user", "content": "Hi"}])
-    js = row(report, "transformers.js")
-    assert js["cases"] == []
-    assert js["first_error"]["limit"] == "cpu_seconds"
+    spent = next(r for r in report["engines"] if r["outcome"] == "raises")
+    assert spent["id"] in ("edge-llm", "transformers.js")
+    assert spent["cases"] == []
+    assert spent["first_error"]["limit"] == "cpu_seconds"

@@ -1,4 +1,4 @@
-"""The vllm and edge-llm engines: vLLM's own test cases, and each rule on a small template.
+"""The vllm engine: vLLM's own test cases, and each rule on a small template.
 
 The cases of vLLM's tests are data (`tests.support.vllm`); every one is either run here or
 listed as not reproducible with its reason, and the README states the counts.
@@ -141,7 +141,7 @@ def test_string_templates_get_text_joined_and_openai_templates_get_blocks():
     assert forced == "<system>[{'type': 'text', 'text': 's'}]<user>[{'type': 'text', 'text': 'u'}]"
 
 
-@pytest.mark.parametrize("engine", ["vllm", "edge-llm"])
+@pytest.mark.parametrize("engine", ["vllm"])
 def test_media_with_a_string_template_is_refused(engine):
     image = {"type": "image_url", "image_url": {"url": "https://example.com/a.png"}}
     message = _refusal(engine, messages=[{"role": "user", "content": [image]}])
@@ -158,7 +158,7 @@ def test_message_keys_outside_vllms_set_are_dropped():
     assert any("mood" in rewrite for rewrite in answer.rewrites)
 
 
-@pytest.mark.parametrize("engine", ["vllm", "edge-llm"])
+@pytest.mark.parametrize("engine", ["vllm"])
 def test_reasoning_fills_both_names_from_either(engine):
     # vLLM 0.33.0 renames a client's reasoning_content to reasoning, then writes both.
     template = (
@@ -172,7 +172,7 @@ def test_reasoning_fills_both_names_from_either(engine):
     assert _render(engine, template=template, messages=messages).prompt == "[r][r]|[l][l]"
 
 
-@pytest.mark.parametrize(("engine", "expected"), [("vllm", "list"), ("edge-llm", "a")])
+@pytest.mark.parametrize(("engine", "expected"), [("vllm", "list")])
 def test_tool_results_with_a_non_text_part(engine, expected):
     template = (
         "{% for m in messages %}{{ 'list' if m.content is not string else m.content }}{% endfor %}"
@@ -231,12 +231,11 @@ def test_tools_are_dumped_as_vllms_tool_model_writes_them():
     )
 
 
-def test_edge_llm_passes_only_bos_and_eos():
+def test_vllm_passes_every_special_token():
     template = "{{ bos_token }}|{{ unk_token }}"
     tokens = {"bos_token": "<s>", "unk_token": "<unk>"}
     message = [{"role": "user", "content": "x"}]
     assert _render("vllm", template, messages=message, special_tokens=tokens).prompt == "<s>|<unk>"
-    assert _render("edge-llm", template, messages=message, special_tokens=tokens).prompt == "<s>|"
 
 
 def test_api_takes_the_content_format_and_lists_the_rewrites(client):
@@ -260,7 +259,7 @@ def test_the_content_format_is_part_of_the_state_only_when_it_is_forced():
     assert forced.render_request().content_format == "openai"
 
 
-@pytest.mark.parametrize("engine", ["vllm", "edge-llm"])
+@pytest.mark.parametrize("engine", ["vllm"])
 def test_a_text_part_whose_text_is_not_a_string_is_refused_in_words(engine):
     # It used to answer Python's own "sequence item 0: expected str instance, int found".
     content = [{"type": "text", "text": 5}]

@@ -12,16 +12,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import replace
 from functools import cache
 from typing import Any
 
 from app.problems import TemplateProblem
 from app.render.core import Rendered, render_with
 from app.render.engines.vllm import VllmEngine
-from app.render.engines.vllm.contract import EDGE_LLM, VLLM, Refused
-from app.render.engines.vllm.engine import PinnedTransformers, normalise
-from app.render.limits import DEFAULT_LIMITS
+from app.render.engines.vllm.contract import Refused
+from app.render.engines.vllm.engine import normalise
 from tests.support.corpus import CONVERSATIONS_FILE, case_request, load_conversations
 from tests.support.shared_data import require_shared, template_files
 from tests.support.vllm import RECORDED
@@ -103,28 +101,3 @@ def _shaped(contract: Any, template: str, case: str) -> Any:
     except Refused:
         return None
     return request
-
-
-def _shared_part(request: Any) -> Any:
-    """What both contracts shape with the same code (the special tokens each passes are a
-    documented difference)."""
-    if request is None:
-        return None
-    return (request.messages, request.tools, request.documents, request.kwargs)
-
-
-def test_edge_llms_shared_shaping_is_vllms_wherever_its_contract_does_not_differ():
-    transformers, compared, differ = PinnedTransformers(), 0, []
-    for template, cases in RECORDING["renders"].items():
-        for case, recorded in cases.items():
-            edge, vllm = _shaped(EDGE_LLM, template, case), _shaped(VLLM, template, case)
-            if recorded["outcome"] != "ok" or _shared_part(edge) != _shared_part(vllm):
-                continue
-            compared += 1
-            request = replace(edge, special_tokens=vllm.special_tokens)
-            prompt = transformers.render(transformers.prepare(request), DEFAULT_LIMITS).prompt
-            if prompt != recorded["prompt"]:
-                differ.append(f"{template} × {case}")
-    print(f"edge-llm: {compared} pairs its contract shapes as vLLM's")
-    assert compared > len(RECORDING["renders"]) * 10
-    assert differ == []

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from app.analysis.portability_cases import REFERENCE, conversations, engine_report
-from app.problems import TemplateProblem
+from app.problems import LOAD_ERROR, TemplateProblem
 from app.render import engines
 from app.render.core import RenderRequest
 from app.render.pool import SandboxPool
@@ -43,6 +43,7 @@ def _row(engine: dict[str, str], report: dict[str, Any]) -> dict[str, Any]:
     return {
         **engine,
         "outcome": outcome,
+        "load": _load(engine["id"], report),
         "identical": counts["identical"],
         "different": counts["differs"],
         "raised": counts["raises"],
@@ -50,6 +51,17 @@ def _row(engine: dict[str, str], report: dict[str, Any]) -> dict[str, Any]:
         "first_difference": report["first_difference"],
         "first_error": report["first_error"],
     }
+
+
+def _load(engine_id: str, report: dict[str, Any]) -> dict[str, Any] | None:
+    """For an engine whose program checks templates at load: whether it loads this one,
+    and if not why (`{"ok", "message", "line"}`); None for the others."""
+    if not engines.get_engine(engine_id).checks_at_load:
+        return None
+    error = report["first_error"]
+    if error and error.get("type") == LOAD_ERROR:
+        return {"ok": False, "message": error["message"], "line": error.get("line")}
+    return {"ok": True, "message": None, "line": None}
 
 
 def _task_failed(problem: TemplateProblem) -> dict[str, Any]:

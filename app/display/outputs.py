@@ -289,6 +289,11 @@ def build_outputs(state: PlaygroundState, pipeline: Pipeline) -> Outputs:
         model=model,
         now=state.now,
     )
+    if state.view == "command":
+        # Also when this engine refuses the template (Edge-LLM will not load it): the
+        # command lines say so; a template that cannot even be probed shows the first one.
+        with contextlib.suppress(TemplateProblem):
+            outputs.commands, outputs.facts = commands_of(state, pipeline, model)
     if main.prompt is None:
         return outputs
     if state.view == "analysis":
@@ -301,8 +306,4 @@ def build_outputs(state: PlaygroundState, pipeline: Pipeline) -> Outputs:
             outputs.response = response_of(state, pipeline, source)
         except TemplateProblem as problem:
             outputs.response_problem = problem
-    if state.view == "command":
-        # A template that cannot even be probed shows the first command only.
-        with contextlib.suppress(TemplateProblem):
-            outputs.commands, outputs.facts = commands_of(state, pipeline, model)
     return outputs

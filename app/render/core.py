@@ -84,6 +84,9 @@ class Engine(ABC):
     command_rank: ClassVar[int] = 100
     #: Why it has no command line, as the page says it (None: it has some).
     no_command: ClassVar[str | None] = None
+    #: Whether its program checks the template when it loads a model, refusing one it
+    #: cannot parse (a `LOAD_ERROR` problem) before any request.
+    checks_at_load: ClassVar[bool] = False
     #: What its program does with the model's answer when the engine does not read it
     #: as the program does, said plainly (None: it does, see `read_answer`).
     no_parser: ClassVar[str | None] = None

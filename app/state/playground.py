@@ -174,7 +174,7 @@ class PlaygroundState:
     #: Whether the vocabulary adds BOS/EOS itself (a loaded source may say so too).
     add_bos_token: bool = False
     add_eos_token: bool = False
-    #: vLLM's `--chat-template-content-format` for the vllm and edge-llm engines.
+    #: vLLM's `--chat-template-content-format` for the vllm engine.
     content_format: str = "auto"
     #: A second template whose prompt the Diff view compares with this one's.
     compare_template: str | None = None

@@ -1,4 +1,4 @@
-"""The edge-llm engine: TensorRT Edge-LLM's request contract on vLLM's normalisation."""
+"""The edge-llm engine: TensorRT Edge-LLM's chat template code and its patched Inja."""
 
 from app.render.engines.edge_llm.engine import EdgeLlmEngine
 

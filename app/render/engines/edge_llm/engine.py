@@ -1,42 +1,103 @@
-"""TensorRT Edge-LLM: vLLM's request normalisation with Edge-LLM's documented differences.
+"""TensorRT Edge-LLM as it really loads and renders: its chat template code
+(`cpp/chatTemplate/`, commit 83f5f768 of the public fork) and its patched Inja 3.5.0.
 
-Edge-LLM keeps the provider's Jinja unchanged and normalises requests following vLLM's
-server contract. Its differences are the `EDGE_LLM` contract's fields: every tool result
-becomes a string; `reasoning_content` is read as a legacy alias of `reasoning`; an
-image/video/audio part with a string-only template is refused (no processor contract);
-the template sees `bos_token` and `eos_token` of the special tokens. The request fields
-`tool_choice`, `parallel_tool_calls`, `enable_thinking` and `reasoning_effort` reach the
-template as the kwargs of the same names. A named template set cannot occur here: a
-request carries one template.
-
-Edge-LLM renders with Pantor Inja, a C++ engine that cannot run here: this engine renders
-with transformers' Python Jinja, so a construct Inja does not support, which fails
-Edge-LLM's model loading, renders here.
+Edge-LLM renders the provider's `chat_template.jinja` unchanged with a C++ Inja that NVIDIA
+extended, and a construct that Inja does not parse fails model loading. So this engine
+loads the template first (`inja.load`: a refusal is a `LoadError` problem with Inja's
+message, line and column), builds the JSON context `ChatTemplate::apply` hands to Inja
+(`context.edge_context`: its message shaping, its fixed keys), and renders with Inja's
+semantics (`inja.render`), so its errors are Edge-LLM's errors. Both are checked against
+Edge-LLM's own renderer, recorded on the 68 shared templates
+(`tests/support/edge_llm/recorded.json`, made by running that code once, outside the
+repository: see the README, Engines, edge-llm).
 """
 
 from __future__ import annotations
 
-from app.render.engines.vllm.contract import EDGE_LLM
-from app.render.engines.vllm.engine import ServerEngine
+from datetime import UTC, datetime
+
+from app.problems import LOAD_ERROR, TemplateProblem
+from app.render.command_line import TEMPLATE_FILE, CommandContext, CommandLine, join
+from app.render.core import Engine, Render, Rendered, RenderRequest
+from app.render.engines.edge_llm.context import edge_context
+from app.render.engines.edge_llm.inja.render import (
+    LoadError,
+    RenderError,
+    Template,
+    load,
+    render,
+)
+from app.render.limits import RenderLimits, check_template_size
+
+#: Where Edge-LLM reads the template from: the model folder's file of this name.
+MODEL_TEMPLATE = "chat_template.jinja"
 
 
-class EdgeLlmEngine(ServerEngine):
-    """TensorRT Edge-LLM's request contract, rendered with Python's Jinja."""
+class EdgeLlmEngine(Engine):
+    """TensorRT Edge-LLM's chat template: load with its Inja, shape, render."""
 
     id = "edge-llm"
-    name = "TensorRT Edge-LLM (request contract)"
-    #: The documentation the contract was read from.
-    version = "0.11 docs"
+    name = "TensorRT Edge-LLM"
+    #: The public fork's commit whose cpp/chatTemplate/ and vendored Inja this follows.
+    version = "83f5f76 (Inja 3.5.0 patched)"
     description = (
-        "TensorRT Edge-LLM's request contract: vLLM's normalisation with Edge-LLM's "
-        "differences (tool results as strings, reasoning_content alias, media refused for "
-        "string templates, bos/eos only). Its C++ Inja engine cannot run here: the render "
-        "is Python Jinja's."
+        "What TensorRT Edge-LLM renders: its chat template code (cpp/chatTemplate/ at "
+        "83f5f76) and its patched C++ Inja 3.5.0, reproduced in Python: a template Inja "
+        "cannot parse fails at load, and renders follow Inja's semantics (a missing "
+        "variable is an error, values are JSON, loops over null fail)."
     )
-    contract = EDGE_LLM
-    no_command = "TensorRT Edge-LLM, whose documentation names no option that takes a template file"
+    checks_at_load = True
+    #: Its server takes OpenAI chat requests: clients send tool-call arguments as JSON text.
+    openai_server = True
+    command_rank = 30
     no_parser = (
         "TensorRT Edge-LLM hands back the generated text: the playground knows of no "
         "tool-call or reasoning parser in its runtime, so an application gets the "
         "completion as it is and reads any markup in it itself."
     )
+
+    def render(self, request: RenderRequest, limits: RenderLimits) -> Rendered:
+        """Load the template, shape the request and render, as Edge-LLM does."""
+        template = loaded(request.template, limits)
+        context, rewrites = edge_context(request)
+        # The playground's clock is a wall time without a zone; Edge-LLM's servers run in UTC.
+        now = _utc(request.now).timestamp() if request.now else None
+        try:
+            prompt = render(template, context, limits, now=now)
+        except RenderError as error:
+            raise TemplateProblem("RenderError", error.message, error.line) from None
+        return Rendered(prompt, [], rewrites)
+
+    def command_facts(self, template: str, special_tokens: dict[str, str], render: Render) -> dict:
+        """Whether Edge-LLM loads the template, and why not."""
+        try:
+            loaded(template, RenderLimits())
+        except TemplateProblem as problem:
+            return {"edge_llm_load_error": {"message": problem.message, "line": problem.line}}
+        return {"edge_llm_load_error": None}
+
+    def command_lines(self, context: CommandContext) -> list[CommandLine]:
+        """Edge-LLM reads the template from the exported model folder at load
+        (`ChatTemplate::load`): put the file there under its name."""
+        command = join(["cp", TEMPLATE_FILE, f"MODEL_DIR/{MODEL_TEMPLATE}"])
+        if refused := context.facts.get("edge_llm_load_error"):
+            # Said where the command is copied from: a comment line, harmless in a shell.
+            where = f" (line {refused['line']})" if refused.get("line") else ""
+            reason = " ".join(str(refused["message"]).split())[:500]
+            command = f"# Warning: {reason}{where}\n{command}"
+        return [CommandLine("edge-llm", "model folder", command, {TEMPLATE_FILE: context.template})]
+
+
+def loaded(source: str, limits: RenderLimits) -> Template:
+    """`source` parsed as Edge-LLM's `InjaRenderer::load` parses it; a refusal is the
+    `LoadError` problem Edge-LLM's model loading fails with."""
+    check_template_size(source, limits)
+    try:
+        return load(source)
+    except LoadError as error:
+        message = f"Edge-LLM would not load this model: {error}"
+        raise TemplateProblem(LOAD_ERROR, message, error.line) from None
+
+
+def _utc(moment: datetime) -> datetime:
+    return moment.replace(tzinfo=moment.tzinfo or UTC)

@@ -1,8 +1,6 @@
-"""What a vLLM-style server accepts and how it differs per server: the data the rules read.
-
-vLLM's OpenAI-compatible server and TensorRT Edge-LLM's server normalise a chat request
-the same way, except where Edge-LLM documents otherwise. Each difference is a field of
-`Contract`, so one implementation (`messages`, `parts`, `options`) serves both engines.
+"""What vLLM's server accepts: the data its request rules read (`messages`, `parts`,
+`options`). TensorRT Edge-LLM once shared these rules with its documented differences;
+its engine now follows Edge-LLM's own chat template code (`app.render.engines.edge_llm`).
 """
 
 from __future__ import annotations
@@ -43,13 +41,4 @@ VLLM = Contract(
     tool_results_as_strings=False,
     media_refused_for_string_templates=False,
     special_tokens=None,
-)
-
-#: TensorRT Edge-LLM's server: vLLM's contract with its documented differences.
-EDGE_LLM = Contract(
-    server="Edge-LLM",
-    reasoning_keys=("reasoning", "reasoning_content"),
-    tool_results_as_strings=True,
-    media_refused_for_string_templates=True,
-    special_tokens=("bos_token", "eos_token"),
 )

@@ -1,5 +1,5 @@
-"""Engines for servers that normalise a chat request the vLLM way, then render with
-transformers: vLLM itself, and TensorRT Edge-LLM's contract (`app.render.engines.edge_llm`).
+"""vLLM's server: it normalises a chat request the vLLM way, then renders with
+transformers.
 
 The steps, in vLLM's order (vllm/renderers/hf.py `HfRenderer.render_messages`):
 

@@ -1,0 +1,28 @@
+"""Edge-LLM's load check on the page, as the issue's user meets it: a template its patched
+Inja cannot parse says that Edge-LLM would not load the model, why, and where."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.support.shared_data import TEMPLATES_DIR, needs_shared
+
+pytestmark = pytest.mark.browser
+
+
+@needs_shared
+def test_firefunction_does_not_load_in_edge_llm_and_says_why_at_line_4(page: Page) -> None:
+    template = (TEMPLATES_DIR / "fireworks-ai-llama-3-firefunction-v2.jinja").read_text("utf-8")
+    page.evaluate("text => window.playground.setTemplate(text)", template)
+    page.select_option("#engine", "edge-llm")
+    problem = page.locator("#problem")
+    expect(problem).to_contain_text("Edge-LLM would not load this model")
+    expect(problem).to_contain_text(re.compile(r"expected statement, got 'filter'"))
+    expect(problem.locator(".problem-line")).to_have_text("line 4")
+    page.click("#tab-command")
+    expect(page.locator('pre.command[data-engine="edge-llm"]')).to_contain_text(
+        "# Warning: Edge-LLM would not load this model"
+    )
