@@ -209,3 +209,10 @@ def test_only_the_engine_packages_name_an_engine() -> None:
         if name.startswith("app.render.engines.") and name.split(".")[3] in inside
     ]
     assert imports == []
+
+
+def test_every_folder_of_python_modules_is_a_package() -> None:
+    # setuptools' find_packages skips a folder without __init__.py: the Docker image
+    # (`pip install .`) would lack its modules while the editable checkout imports them.
+    folders = {path.parent for path in APP.rglob("*.py")}
+    assert sorted(str(f) for f in folders if not (f / "__init__.py").is_file()) == []
