@@ -189,7 +189,7 @@ def test_hostile_answers_take_linear_time(
     name: str, head: str, unit: str, count: int, tail: str
 ) -> None:
     """A 100 kB hostile answer returns, and four times the text costs about four times the
-    time (a quadratic reader would take sixteen; ten allows for the collector), measured
+    time (a quadratic reader would take sixteen; twelve allows for noise), measured
     against a linear scan."""
     text, small = (head + unit * n + tail for n in (count, count // 4))
     tools = [{"type": "function", "function": {"name": "f", "parameters": {}}}]
@@ -203,9 +203,9 @@ def test_hostile_answers_take_linear_time(
     growth = big / max(_best_time(read(small)), 1e-6)
     scan_growth = _best_time(_scan(text)) / max(_best_time(_scan(small)), 1e-6)
     if big > 0.002:  # below that, a ratio of timings means nothing
-        assert growth < max(2 * scan_growth, 10)
+        assert growth < max(2 * scan_growth, 12)  # quadratic: 16
     # Python's own parser (`ast.parse`, as vLLM uses) costs ~1 ms per kB of calls.
-    assert big < 300 * max(_best_time(_scan(text)), 1e-4)
+    assert big < 1000 * max(_best_time(_scan(text)), 1e-4)
 
 
 def test_registry_and_options() -> None:
@@ -221,7 +221,7 @@ def test_registry_and_options() -> None:
         "none",
     )
     assert (tool.default, reasoning.default) == ("hermes", "qwen3")
-    assert reasoning.label == "--reasoning-parser" and "qwen3" in reasoning.why
+    assert reasoning.label == "--reasoning-parser" and "Qwen3" in reasoning.why
 
 
 def test_no_tools_means_tool_choice_none() -> None:

@@ -239,7 +239,7 @@ def test_hostile_answers_take_linear_time(stem: str, shape: tuple[str, str, int,
         return  # too quick for a ratio of timings to mean anything
     parse_growth = _best_time(read(text)) / max(_best_time(read(small)), 1e-6)
     scan_growth = _best_time(scan(text)) / max(_best_time(scan(small)), 1e-6)
-    assert parse_growth < max(2 * scan_growth, 8)
+    assert parse_growth < max(2 * scan_growth, 12)  # quadratic: 16
     assert _best_time(read(text)) < 200 * max(_best_time(scan(text)), 1e-5)
 
 
