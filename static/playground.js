@@ -74,14 +74,20 @@
     if (costly && window.htmx) window.htmx.trigger(form, "playground:refresh");
   }));
 
-  // A diagnostic's line number shows that line in the editor.
+  // A diagnostic's line number shows that line in the editor: on a narrow screen, the
+  // Edit pane first (the editor is hidden behind the Output pane there), then the page
+  // scrolled to the line, which the editor's own scrolling cannot do (it grows instead).
   document.addEventListener("click", (event) => {
     const link = event.target.closest(".line-link");
     if (!link || !editor) return;
+    const editPane = document.querySelector('.pane-switch [data-pane="inputs"]');
+    if (editPane && editPane.offsetParent !== null) editPane.click();
     const line = Number(link.dataset.line) - 1;
-    editor.scrollIntoView({ line, ch: 0 }, 80);
     editor.setCursor({ line, ch: 0 });
-    editor.focus();
+    editor.scrollIntoView({ line, ch: 0 }, 80);
+    const top = editor.charCoords({ line, ch: 0 }, "page").top;
+    window.scrollTo(0, Math.max(0, top - window.innerHeight / 3));
+    editor.focus({ preventScroll: true });
   });
 
   // The portability matrix's "Open in the Diff": the reference engine on the left, the
@@ -168,6 +174,11 @@
     if (!response.ok) throw new Error("library template " + name + " not found");
     return response.json();
   }
+
+  // One compare mode at a time: the second template only while engines are not compared.
+  $("#compare_engines").addEventListener("change", (event) => {
+    $("#compare-templates").hidden = Boolean(event.target.value);
+  });
 
   $("#compare-library").addEventListener("change", async (event) => {
     if (!event.target.value) return;

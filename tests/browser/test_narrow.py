@@ -81,3 +81,17 @@ def test_wide_screens_show_both_columns_and_no_switch(page: Page) -> None:
     expect(page.get_by_role("button", name="Output")).to_be_hidden()
     expect(page.locator(".CodeMirror")).to_be_visible()
     expect(page.locator("#output")).to_be_visible()
+
+
+def test_the_error_badge_takes_a_phone_to_the_line_in_the_editor(phone: Page) -> None:
+    lines = [f"line {n}\n" for n in range(1, 41)] + ["{{ broken( }}\n"] + ["tail\n"] * 20
+    phone.evaluate("text => window.playground.setTemplate(text)", "".join(lines))
+    phone.get_by_role("button", name="Output").click()
+    badge = phone.locator("#problem .problem-line")
+    expect(badge).to_have_text("line 41")
+    badge.click()
+    expect(phone.locator(".CodeMirror")).to_be_visible()
+    expect(phone.locator("#prompt")).to_be_hidden()
+    current = phone.locator(".CodeMirror-code > div").nth(40)
+    expect(current).to_contain_text("broken")
+    expect(current).to_be_in_viewport()
