@@ -203,9 +203,12 @@
     const last = messages[messages.length - 1];
     const message = { role: last && last.role === "user" ? "assistant" : "user", content: "" };
     messages.push(message);
-    editor.appendChild(card(message));
+    const added = card(message);
+    editor.appendChild(added);
     keepInView(add);
     publish();
+    // The new message is what the user edits next: its first field takes the focus.
+    added.querySelector("select, textarea, input").focus();
   });
   document.getElementById("toggle-raw").addEventListener("click", () => {
     const box = document.getElementById("raw-messages");

@@ -117,10 +117,10 @@ def test_edits_redraw_only_the_message_they_change(page: Page) -> None:
     calls = json.loads(page.locator("#messages").input_value())[2]["tool_calls"]
     assert [c["function"]["name"] for c in calls] == ["get_time"]
 
-    # Adding a message adds one card; the button keeps the focus.
+    # Adding a message adds one card, and the focus goes to its first field.
     page.click("#add-message")
     expect(cards).to_have_count(COUNT)
-    expect(page.locator("#add-message")).to_be_focused()
+    expect(cards.last.locator("select, textarea, input").first).to_be_focused()
     assert marks(page) == [*expected, None]
 
     # And the rendered prompt follows all of it.
