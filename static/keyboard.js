@@ -1,28 +1,40 @@
-// Keyboard use of the page: a way out of the template editor, and arrow keys in tab strips.
+// Keyboard use of the page: the template editor entered deliberately, and arrow keys in tab
+// strips.
 // Loaded after playground.js, which makes the editor (window.playground.editor).
 "use strict";
 
 (function () {
-  const MODIFIERS = ["Shift", "Control", "Alt", "Meta"];
-
-  // --- The template editor: Tab indents, so Esc then Tab (or Shift-Tab) leaves it ---
-  // CodeMirror 5 keeps Tab for indenting; its manual suggests Esc as the way out. After
-  // Esc, the next Tab is left to the browser, which moves the focus as anywhere else.
+  // --- The template editor: entered deliberately, left with Esc ---
+  // Tabbing through the page stops on the editor as a whole (its scroller, one Tab stop),
+  // where typing does nothing: a user passing by never types into the template by
+  // accident. Enter starts editing (CodeMirror's own text field, which Tab skips); there
+  // Tab indents, as template authors need, and Esc stops editing, back on the Tab stop.
+  // A click in the editor edits at once, as always.
   const editor = window.playground && window.playground.editor;
   const hint = document.getElementById("template-keys");
   if (editor) {
+    const stop = editor.getScrollerElement();
+    const field = editor.getInputField();
     editor.setOption("screenReaderLabel", "Chat template");
+    stop.tabIndex = 0;
+    stop.setAttribute("role", "group");
+    stop.setAttribute("aria-label", "Chat template");
+    field.tabIndex = -1;
     if (hint) {
       hint.hidden = false;
-      editor.getInputField().setAttribute("aria-describedby", hint.id);
+      stop.setAttribute("aria-describedby", hint.id);
+      field.setAttribute("aria-describedby", hint.id);
     }
-    let leaving = false;
-    editor.on("keydown", (cm, event) => {
-      if (MODIFIERS.includes(event.key)) return; // Shift before Shift-Tab keeps the state
-      if (event.key === "Tab" && leaving) event.codemirrorIgnore = true;
-      leaving = event.key === "Escape";
+    stop.addEventListener("keydown", (event) => {
+      if (event.target !== stop || event.key !== "Enter") return;
+      event.preventDefault();
+      editor.focus();
     });
-    editor.on("blur", () => { leaving = false; });
+    editor.on("keydown", (cm, event) => {
+      if (event.key !== "Escape") return;
+      event.preventDefault();
+      stop.focus({ preventScroll: true });
+    });
   }
 
   // --- Tab strips (WAI-ARIA APG tabs, manual activation) ---

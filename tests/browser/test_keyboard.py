@@ -1,4 +1,4 @@
-"""The page by keyboard alone: leaving the template editor, and the output tabs (ARIA)."""
+"""The page by keyboard alone: entering and leaving the template editor, the output tabs."""
 
 from __future__ import annotations
 
@@ -15,49 +15,58 @@ def focused_id(page: Page) -> str:
 
 
 def in_editor(page: Page) -> bool:
-    return page.evaluate("() => Boolean(document.activeElement.closest('.CodeMirror'))")
+    """Whether the focus is in the template editor's text (typing edits the template)."""
+    return page.evaluate("() => document.activeElement.matches('.CodeMirror textarea')")
 
 
-def tab_into_editor(page: Page) -> None:
+def on_editor(page: Page) -> bool:
+    """Whether the focus is on the editor as a whole (its Tab stop: typing does nothing)."""
+    return page.evaluate("() => document.activeElement.matches('.CodeMirror-scroll')")
+
+
+def tab_to_editor(page: Page) -> None:
     """Press Tab from the top of the page until the template editor has the focus."""
     page.locator("body").focus()
     for _ in range(40):
         page.keyboard.press("Tab")
-        if in_editor(page):
+        assert not in_editor(page), "Tab went into the template's text"
+        if on_editor(page):
             return
     pytest.fail("Tab never reached the template editor")
 
 
-def test_esc_then_tab_leaves_the_template_editor(page: Page) -> None:
+def test_entering_the_template_editor_is_deliberate(page: Page) -> None:
     template = page.locator("#template").input_value()
-    tab_into_editor(page)
-    # Inside, Tab still indents (template authors need it) ...
-    page.keyboard.press("Tab")
+    tab_to_editor(page)
+    # Tabbing past it types nothing into it ...
+    page.keyboard.type("x")
+    assert page.evaluate("() => window.playground.editor.getValue()") == template
+    # ... Enter starts editing, where Tab indents (template authors need it) ...
+    page.keyboard.press("Enter")
     assert in_editor(page)
+    page.keyboard.press("Tab")
     assert page.evaluate("() => window.playground.editor.getValue()") != template
     page.evaluate("() => window.playground.editor.undo()")
-    # ... and Esc, then Tab, goes on to the next control without typing anything.
+    # ... and Esc stops editing: Tab then goes on to the next control.
     page.keyboard.press("Escape")
+    assert on_editor(page)
     page.keyboard.press("Tab")
-    assert not in_editor(page)
+    assert not on_editor(page) and not in_editor(page)
     assert page.evaluate("() => window.playground.editor.getValue()") == template
-    # Back in, Esc then Shift-Tab goes to the control before the editor.
+    # Back on it, Shift-Tab goes to the control before the editor.
     page.keyboard.press("Shift+Tab")
-    assert in_editor(page)
-    page.keyboard.press("Escape")
+    assert on_editor(page)
     page.keyboard.press("Shift+Tab")
-    assert not in_editor(page)
     assert focused_id(page) == "model-load"  # the Model box, just above the editor
-    assert page.evaluate("() => window.playground.editor.getValue()") == template
 
 
-def test_the_editor_is_labelled_and_says_how_to_leave(page: Page) -> None:
-    field = page.locator(".CodeMirror textarea")
-    expect(field).to_have_accessible_name("Chat template")
-    expect(field).to_have_accessible_description(
-        "Tab indents. To leave the editor, press Esc, then Tab or Shift-Tab."
-    )
-    expect(page.locator("#template-keys")).to_be_visible()
+def test_the_editor_is_labelled_and_says_how_to_use_it(page: Page) -> None:
+    editor = page.locator(".CodeMirror-scroll")
+    expect(editor).to_have_accessible_name("Chat template")
+    hint = "Press Enter to edit the template; there Tab indents, and Esc stops editing."
+    expect(editor).to_have_accessible_description(hint)
+    expect(page.locator(".CodeMirror textarea")).to_have_accessible_name("Chat template")
+    expect(page.locator("#template-keys")).to_have_text(hint)
 
 
 def test_output_tabs_are_aria_tabs(page: Page) -> None:
