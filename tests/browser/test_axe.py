@@ -95,3 +95,35 @@ def test_no_serious_violations_in_tokens_with_a_vocabulary(
     expect(page.locator("#source-file")).to_have_text(vocab.name, timeout=30_000)
     show(page, "tokens", "#tokens .tok")
     assert not violations(page)
+
+
+@needs_shared
+@pytest.mark.skipif(not AXE.is_file(), reason="axe-core is missing: run ./playground (npm ci)")
+@pytest.mark.parametrize("width", WIDTHS)
+def test_no_serious_violations_with_real_content(new_page: Callable[..., Page], width: int) -> None:
+    # A long real template, a vocabulary, a multi-message tool conversation, every view,
+    # then the error state with the last good output kept stale.
+    page = open_page(new_page, width)
+    vocab = VOCAB_DIR / "ggml-vocab-llama-spm.gguf"
+    page.set_input_files("#gguf-file", str(vocab))
+    expect(page.locator("#source-file")).to_have_text(vocab.name, timeout=30_000)
+    edit = page.locator('.pane-button[data-pane="inputs"]')
+    if edit.is_visible():
+        edit.click()
+    page.select_option("#library-select", "qwen3")
+    page.select_option("#example-select", "parallel-tools")
+    page.click("#example-load")
+    expect(page.locator("#prompt-raw")).to_have_value(re.compile("get_local_time"))
+    found = {"editors": violations(page)}
+    show(page, "diff", "#compare_template")
+    compare_with(page, "{{ messages[0].content }}")  # so the Diff has content
+    drawn = {**VIEWS, "tokens": "#tokens .tok", "response": "#responses"}
+    for view, shown in drawn.items():
+        show(page, view, shown)
+        page.wait_for_timeout(300)
+        found[view] = violations(page)
+    show(page, "prompt", "#prompt")
+    page.evaluate("text => window.playground.setTemplate(text)", "{% if %}")
+    expect(page.locator("#problem")).to_be_visible()
+    found["error"] = violations(page)
+    assert not any(found.values()), "\n".join(f"{k}: {v}" for k, v in found.items() if v)

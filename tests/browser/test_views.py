@@ -47,7 +47,8 @@ def test_an_error_keeps_the_last_good_prompt_dimmed_and_marked_stale(page: Page)
     assert "first" not in stale.text_content()
     expect(page.locator("#stale-note")).to_contain_text("stale")
     dimmed = stale.locator(".stale-content")
-    assert float(dimmed.evaluate("e => getComputedStyle(e).opacity")) < 1
+    # Marked beside it, at full contrast (axe: dimmed text was 2:1).
+    assert dimmed.evaluate("e => getComputedStyle(e).borderLeftWidth") == "6px"
     # Not the current prompt: nothing copies it or reads it as such.
     expect(page.locator("#prompt-raw")).to_have_count(0)
 
@@ -95,7 +96,8 @@ def test_an_error_keeps_every_views_last_good_output_dimmed_and_stale(
     expect(stale.locator(".stale-note")).to_contain_text("stale")
     kept = stale.locator(shown.replace("#", "#stale-"))
     expect(kept).to_have_text(good_text, use_inner_text=True)
-    assert float(stale.locator(".stale-content").evaluate("e => getComputedStyle(e).opacity")) < 1
+    marked = stale.locator(".stale-content").evaluate("e => getComputedStyle(e).borderLeftWidth")
+    assert marked == "6px"
     # The error's own placeholder ("No prompt to tokenize", ...) gives way to the kept output.
     assert page.locator(f"#view-{view} > :not(.stale):visible").count() == 0
 
