@@ -131,7 +131,10 @@
   function loadedMessage(source, fileName, fileSize) {
     const names = Object.keys(source.templates || {});
     const read = source.header_bytes ? `, header ${humanSize(source.header_bytes)} read` : "";
-    const templates = names.length ? `; templates: ${names.join(", ")}` : "; no template";
+    const none = source.kind === "gguf" ? "this GGUF has" : "these files have";
+    const templates = names.length
+      ? `; templates: ${names.join(", ")}`
+      : `; ${none} no chat template; keeping the current one`;
     return `Loaded ${fileName} (${humanSize(fileSize)}${read})${templates}`;
   }
 
@@ -213,15 +216,21 @@
     loadSource(() => uploadHF(wanted), wanted.map((f) => f.name).join(", "), total, leftOut);
   }
 
+  // A picker lets go of its files once they are read: the source panel says what is
+  // loaded, and a name left in the picker would go stale when another source replaces
+  // it (or when the server refused the file).
   $("#gguf-file").addEventListener("change", (event) => {
     event.stopPropagation();
     const file = event.target.files[0];
+    event.target.value = "";
     if (file) loadSource(() => uploadGGUF(file), file.name, file.size);
   });
   $("#gguf-file").addEventListener("input", (event) => event.stopPropagation());
   $("#hf-files").addEventListener("change", (event) => {
     event.stopPropagation();
-    loadFiles(Array.from(event.target.files).filter((file) => !/\.gguf$/i.test(file.name)));
+    const files = Array.from(event.target.files);
+    event.target.value = "";
+    loadFiles(files.filter((file) => !/\.gguf$/i.test(file.name)));
   });
   $("#hf-files").addEventListener("input", (event) => event.stopPropagation());
 

@@ -38,8 +38,11 @@ def test_llama_cpp_engine_shows_its_rewrites(page: Page) -> None:
 def test_diff_of_the_two_engines(page: Page) -> None:
     use_messages(page, MESSAGES)
     page.click("#tab-diff")
+    expect(page.locator("#compare_template")).to_be_visible()
     page.select_option("#compare_engines", "llama.cpp")
     expect(page.locator("#view-diff")).to_contain_text("Against the llama.cpp engine.")
+    # One compare mode at a time: the second template is not in use now.
+    expect(page.locator("#compare_template")).to_be_hidden()
     # Side by side: transformers on the left, llama.cpp on the right.
     cells = page.locator("#diff-side .cell")
     expect(cells.nth(0)).to_have_text("<|im_start|>developer\n")
@@ -61,6 +64,8 @@ def test_diff_between_two_chosen_engines(page: Page) -> None:
     for menu in ("#engine", "#compare_engines"):
         labels = page.locator(f"{menu} option").all_inner_texts()
         assert any("b10573" in label for label in labels), labels
+    page.select_option("#compare_engines", "")
+    expect(page.locator("#compare_template")).to_be_visible()
 
 
 def test_portability_matrix_opens_the_first_difference_in_the_diff(page: Page) -> None:

@@ -185,8 +185,12 @@ def test_gguf_upload_sends_only_the_header_prefix(
     expect(page.locator("#special_tokens")).to_have_value(contains('"bos_token": "<s>"'))
     # The file's name and size, and how little of it was read.
     expect(page.locator("#upload-message")).to_have_text(
-        "Loaded big-model.gguf (42.7 MB, header 723.9 KB read); no template; tokenizer ready"
+        "Loaded big-model.gguf (42.7 MB, header 723.9 KB read); this GGUF has no chat "
+        "template; keeping the current one; tokenizer ready"
     )
+    # The picker lets go of the file: the source panel says what is loaded, and a file
+    # left in the picker would go stale once another source replaces it.
+    assert page.eval_on_selector("#gguf-file", "input => input.files.length") == 0
 
     page.click(".tab[data-view=tokens]")
     expect(page.locator("#output")).to_have_class(re.compile(r"\bview-tokens\b"))
@@ -248,7 +252,8 @@ def test_gguf_upload_grows_on_409(page: Page, tmp_path: Path, page_errors: PageE
     assert sent == [FIRST_PREFIX, max(need, 2 * FIRST_PREFIX)]
     assert sent[1] < size
     expect(page.locator("#upload-message")).to_have_text(
-        "Loaded long-header.gguf (60.5 MB, header 18.5 MB read); no template; tokenizer ready"
+        "Loaded long-header.gguf (60.5 MB, header 18.5 MB read); this GGUF has no chat "
+        "template; keeping the current one; tokenizer ready"
     )
 
 
