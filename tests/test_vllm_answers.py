@@ -138,13 +138,13 @@ def test_vllm_own_test_cases(name: str, case: dict[str, Any]) -> None:
 
 
 def _best_time(run: Callable[[], object]) -> float:
-    """The best of three timings, the garbage collector held off (its passes over the
+    """The best of two timings, the garbage collector held off (its passes over the
     many objects a long answer makes are not the parser's doing)."""
     best = float("inf")
     gc.collect()
     gc.disable()
     try:
-        for _ in range(3):
+        for _ in range(2):
             started = time.perf_counter()
             run()
             best = min(best, time.perf_counter() - started)

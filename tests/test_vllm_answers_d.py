@@ -205,7 +205,7 @@ SCAN = re.compile(r"[<>|｜:\n]|[^<>|｜:\n]+")
 
 def _best_time(call: Callable[[], object]) -> float:
     best = float("inf")
-    for _ in range(5):
+    for _ in range(3):
         started = time.perf_counter()
         call()
         best = min(best, time.perf_counter() - started)
@@ -235,12 +235,13 @@ def test_hostile_answers_take_linear_time(stem: str, shape: tuple[str, str, int,
         return lambda: len(SCAN.findall(answer))
 
     read(text)()  # it returns
-    if _best_time(read(text)) < 0.002:
+    big = _best_time(read(text))
+    if big < 0.002:
         return  # too quick for a ratio of timings to mean anything
-    parse_growth = _best_time(read(text)) / max(_best_time(read(small)), 1e-6)
+    parse_growth = big / max(_best_time(read(small)), 1e-6)
     scan_growth = _best_time(scan(text)) / max(_best_time(scan(small)), 1e-6)
     assert parse_growth < max(2 * scan_growth, 12)  # quadratic: 16
-    assert _best_time(read(text)) < 200 * max(_best_time(scan(text)), 1e-5)
+    assert big < 200 * max(_best_time(scan(text)), 1e-5)
 
 
 NOTES = [

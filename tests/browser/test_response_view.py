@@ -35,6 +35,8 @@ def message_of(page: Page, engine: str) -> dict:
 
 
 def test_parallel_tool_calls_read_by_llama_cpp_and_vllm(page: Page) -> None:
+    said: list[str] = []
+    page.on("console", lambda message: said.append(message.text))
     load_qwen3(page)
     fill_completion(page, "parallel tool calls")
     expect(page.locator("#completion")).to_have_value(
@@ -56,6 +58,11 @@ def test_parallel_tool_calls_read_by_llama_cpp_and_vllm(page: Page) -> None:
     for engine in ("llama.cpp", "vllm"):
         card = page.locator(f'.response[data-engine="{engine}"]')
         expect(card.locator(".answer-note, .answer-error").first).to_be_visible()
+    # The page's code applies no inline style or script: the CSP forbids both.
+    for view in ("tokens", "diff", "analysis", "command", "prompt"):
+        page.click(f"#tab-{view}")
+        expect(page.locator(f"#view-{view}")).to_be_visible()
+    assert [text for text in said if "Content Security Policy" in text] == []
 
 
 def test_the_menu_and_the_view_work_from_the_keyboard(page: Page) -> None:
