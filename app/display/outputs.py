@@ -53,10 +53,6 @@ from app.tokens.vocab import Token
 
 __all__ = ["Outputs", "PageLimits", "Pipeline", "build_outputs"]
 
-#: The views that show the completion's readings: the Response view, and the Analysis
-#: view's prefix section (its round trips).
-RESPONSE_VIEWS = frozenset({"response", "analysis"})
-
 
 @dataclass(frozen=True)
 class Pipeline:
@@ -301,7 +297,9 @@ def build_outputs(state: PlaygroundState, pipeline: Pipeline) -> Outputs:
             outputs.analysis = analysis_of(state, pipeline, source)
         except TemplateProblem as problem:
             outputs.analysis_problem = problem
-    if state.view in RESPONSE_VIEWS:
+    # The Response view always (its parser options show without a completion); the
+    # Analysis view's prefix section only has round trips to show when there is one.
+    if state.view == "response" or (state.view == "analysis" and state.completion):
         try:
             outputs.response = response_of(state, pipeline, source)
         except TemplateProblem as problem:
