@@ -4,6 +4,14 @@ and a sentence saying so, never a 500."""
 
 from __future__ import annotations
 
+import operator
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
 from app.pool import PoolUnavailable, WorkerPool
 
 BODY = {"template": "{{ messages[0].content }}", "messages": [{"role": "user", "content": "Hi"}]}
@@ -20,3 +28,43 @@ def test_a_pool_that_cannot_start_answers_503(client, monkeypatch):
     error = response.get_json()["error"]
     assert error["type"] == "WorkersUnavailable"
     assert "workers" in error["message"] and "try again" in error["message"]
+
+
+def test_workers_that_die_as_they_start_make_the_pool_unavailable_not_broken():
+    # Every worker aborts in its initializer: pebble gives up ("All workers expired") on
+    # the first pool and on the one started again; the caller gets the 503's error.
+    pool = WorkerPool(cpu_seconds=2, memory_bytes=256 << 20, workers=1, warm_up="os:abort")
+    try:
+        with pytest.raises(PoolUnavailable, match="expired"):
+            pool.run(operator.add, 1, 2)
+    finally:
+        pool.close()
+
+
+#: Started at nice 10 by a user who may not raise priority again (no CAP_SYS_NICE): what
+#: a container does whose daemon was started under `nice`. The pool's workers must start
+#: (at the lower priority they inherit) and run tasks.
+NICED_SERVER = """
+import operator, os
+from app.pool import WorkerPool
+
+if __name__ == "__main__":
+    pool = WorkerPool(cpu_seconds=2, memory_bytes=256 << 20, workers=1)
+    print(pool.run(operator.add, 1, 2), pool.run(os.getpriority, os.PRIO_PROCESS, 0))
+    pool.close()
+"""
+
+
+def test_a_server_started_under_nice_without_privileges_still_starts_its_workers(tmp_path):
+    script = tmp_path / "niced_server.py"
+    script.write_text(NICED_SERVER)
+    command = ["nice", "-n", "10", sys.executable, str(script)]
+    if os.geteuid() == 0:  # root may raise priority: take that right away, as uid 10001 has
+        command = ["setpriv", "--bounding-set=-sys_nice", *command]
+    finished = subprocess.run(
+        command, capture_output=True, text=True, timeout=60, cwd=Path(__file__).parent.parent
+    )
+    assert finished.returncode == 0, finished.stderr[-2000:]
+    total, worker_nice = finished.stdout.split()
+    assert total == "3"
+    assert int(worker_nice) >= 10

@@ -157,11 +157,12 @@ class WorkerPool:
         """
         payload = self._pickled(function, args)
         try:
-            ok, value, cpu = self._wait(payload, ahead)
-        except (BrokenProcessPool, PoolUnavailable):
-            # pebble gives up on a pool whose workers it cannot restart: start a new one.
-            self.close()
-            ok, value, cpu = self._wait(payload, ahead)
+            try:
+                ok, value, cpu = self._wait(payload, ahead)
+            except PoolUnavailable:
+                # pebble gives up on a pool whose workers it cannot restart: start a new one.
+                self.close()
+                ok, value, cpu = self._wait(payload, ahead)
         except TemplateProblem:
             self._spent(self.cpu_seconds)  # stopped by a limit: it used its allowance
             raise
@@ -222,6 +223,8 @@ class WorkerPool:
             ) from None
         except CancelledError:
             raise PoolUnavailable("the pool was stopped while the task waited") from None
+        except BrokenProcessPool as error:  # "All workers expired": they die as they start
+            raise PoolUnavailable(str(error)) from None
         return read_answer(answer)
 
     def _ensure_pool(self) -> ProcessPool:

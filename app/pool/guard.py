@@ -26,6 +26,10 @@ from app.problems import TemplateProblem, limit_exceeded, problem_from_exception
 #: Scheduling priority of a worker: below the web process (nice 0), which parses
 #: requests and answers everyone else.
 WORKER_NICE = 5
+#: The priority this worker returns to after a long task: WORKER_NICE, or lower when the
+#: server itself was started at a lower priority (an unprivileged process may not raise
+#: its priority again, so a worker never asks to).
+_base_nice = [WORKER_NICE]
 #: A task still running after this many seconds drops to the lowest priority.
 DEMOTE_AFTER_SECONDS = 0.25
 
@@ -59,7 +63,8 @@ def start_worker(memory_bytes: int, warm_up: str | None = None) -> None:
     `warm_up` names a module-level function (`package.module:function`) called before the
     cap is set, to load what every task needs once.
     """
-    os.setpriority(os.PRIO_PROCESS, 0, WORKER_NICE)
+    _base_nice[0] = max(os.getpriority(os.PRIO_PROCESS, 0), WORKER_NICE)
+    os.setpriority(os.PRIO_PROCESS, 0, _base_nice[0])
     signal.signal(signal.SIGALRM, _demote)
     signal.signal(signal.SIGPROF, _out_of_cpu)
     # A worker killed by a limit (SIGXCPU, or an abort when native code runs out of
@@ -96,7 +101,7 @@ def _arm_kernel_cpu_limit(cpu_seconds: float) -> None:
 def _restore_priority() -> None:
     # Without CAP_SYS_NICE a process cannot raise its priority again: it stays low.
     with contextlib.suppress(PermissionError):
-        os.setpriority(os.PRIO_PROCESS, 0, WORKER_NICE)
+        os.setpriority(os.PRIO_PROCESS, 0, _base_nice[0])
 
 
 #: CPU seconds the running task spent in helper processes (the transformers.js engine's Node
@@ -145,7 +150,7 @@ def run_guarded(cpu_seconds: float, payload: bytes) -> bytes:
     finally:
         signal.setitimer(signal.ITIMER_PROF, 0)
         signal.setitimer(signal.ITIMER_REAL, 0)
-        if os.getpriority(os.PRIO_PROCESS, 0) != WORKER_NICE:
+        if os.getpriority(os.PRIO_PROCESS, 0) != _base_nice[0]:
             _restore_priority()
 
 
