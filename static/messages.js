@@ -77,10 +77,11 @@
     const fn = call.function || (call.function = {});
     const row = element("div", { class: "tool-call" });
     row.appendChild(input("tool call name", fn.name || "", (text) => { fn.name = text; }));
-    const args = typeof fn.arguments === "string" ? fn.arguments : JSON.stringify(fn.arguments || {});
-    row.appendChild(input("arguments (JSON)", args, (text) => {
-      try { fn.arguments = JSON.parse(text); } catch (error) { fn.arguments = text; }
-    }));
+    // Kept as the user writes it: JSON text, as OpenAI clients send it. An object from a
+    // pasted body shows as JSON and stays an object until edited. Each engine gets the
+    // form its callers send (the server converts, and the prompt says so).
+    const args = typeof fn.arguments === "string" ? fn.arguments : JSON.stringify(fn.arguments ?? {});
+    row.appendChild(input("arguments (JSON text)", args, (text) => { fn.arguments = text; }));
     row.appendChild(input("id", call.id || "", optional(call, "id")));
     row.appendChild(button("Remove call", () => {
       message.tool_calls.splice(message.tool_calls.indexOf(call), 1);
@@ -97,7 +98,7 @@
     const box = element("div", { class: "tool-calls" });
     (message.tool_calls || []).forEach((call) => box.appendChild(toolCallRow(message, call)));
     box.appendChild(button("Add tool call", (add) => {
-      const call = { type: "function", function: { name: "", arguments: {} } };
+      const call = { type: "function", function: { name: "", arguments: "{}" } };
       message.tool_calls = message.tool_calls || [];
       message.tool_calls.push(call);
       add.before(toolCallRow(message, call)); // the button stays, and keeps the focus

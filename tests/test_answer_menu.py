@@ -89,7 +89,7 @@ def test_tool_entries_bring_example_tools_when_there_are_none():
     from app.render.core import RenderRequest
 
     request = RenderRequest(template=template, messages=QUESTION)
-    made = menu_completion(request, "parallel_tool_calls", engines.render)
+    made = menu_completion(request, "parallel_tool_calls", engines.render_exactly)
     assert made.tools and [t["function"]["name"] for t in made.tools][:2] == [
         "get_weather",
         "get_local_time",

@@ -9,6 +9,7 @@ so both always use the same list.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 
@@ -21,7 +22,10 @@ def _tool(name: str, description: str, properties: dict, required: list[str]) ->
 
 
 def _call(call_id: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+    """A tool call as an OpenAI client sends it: its arguments are JSON text. Its id has
+    nine letters and digits, the only ids Mistral's templates accept."""
+    text = json.dumps(arguments, ensure_ascii=False)
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": text}}
 
 
 _CITY = {"type": "string", "description": "The city, e.g. Lisbon"}
@@ -69,16 +73,16 @@ EXAMPLES: tuple[dict[str, Any], ...] = (
                 "role": "assistant",
                 "content": "",
                 "tool_calls": [
-                    _call("call_1", "get_weather", {"city": "Lisbon", "unit": "celsius"}),
-                    _call("call_2", "get_local_time", {"city": "Lisbon"}),
+                    _call("call00001", "get_weather", {"city": "Lisbon", "unit": "celsius"}),
+                    _call("call00002", "get_local_time", {"city": "Lisbon"}),
                 ],
             },
             {
                 "role": "tool",
-                "tool_call_id": "call_1",
+                "tool_call_id": "call00001",
                 "content": '{"temperature": 21, "sky": "clear"}',
             },
-            {"role": "tool", "tool_call_id": "call_2", "content": '{"time": "14:05"}'},
+            {"role": "tool", "tool_call_id": "call00002", "content": '{"time": "14:05"}'},
             {"role": "assistant", "content": "It is 21 °C and clear in Lisbon, and 14:05 there."},
             {"role": "user", "content": "And in Oslo?"},
         ],

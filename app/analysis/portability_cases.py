@@ -7,7 +7,6 @@ outcomes and the first difference and error, never the prompts.
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass, replace
 from typing import Any
@@ -51,37 +50,11 @@ def conversations(request: RenderRequest) -> list[Conversation]:
     return cases
 
 
-def as_sent_to(engine: str, request: RenderRequest) -> RenderRequest:
-    """`request` as a client sends it to `engine`: an OpenAI client writes tool-call
-    arguments as JSON text, where Python code hands transformers objects. Without this a
-    server that refuses object arguments (vLLM) would "raise" on every template with tools,
-    which says nothing about the template."""
-    if not engines.get_engine(engine).openai_server:
-        return request
-    messages = [with_text_arguments(message) for message in request.messages]
-    return replace(request, messages=messages)
-
-
-def with_text_arguments(message: Any) -> Any:
-    calls = message.get("tool_calls") if isinstance(message, dict) else None
-    if not isinstance(calls, list):
-        return message
-    return {**message, "tool_calls": [_call_as_text(call) for call in calls]}
-
-
-def _call_as_text(call: Any) -> Any:
-    function = call.get("function") if isinstance(call, dict) else None
-    if not isinstance(function, dict) or isinstance(function.get("arguments"), str | None):
-        return call
-    arguments = json.dumps(function["arguments"], ensure_ascii=False)
-    return {**call, "function": {**function, "arguments": arguments}}
-
-
 def _outcome(
     request: RenderRequest, engine: str, limits: RenderLimits
 ) -> Rendered | TemplateProblem:
     try:
-        return engines.render(replace(as_sent_to(engine, request), engine=engine), limits)
+        return engines.render(replace(request, engine=engine), limits)
     except TemplateProblem as problem:
         return problem
 

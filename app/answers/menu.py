@@ -16,10 +16,10 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from app.analysis.examples import EXAMPLES
-from app.analysis.portability_cases import with_text_arguments
 from app.problems import TemplateProblem
+from app.render.client import as_callers_send, with_text_arguments
 from app.render.core import Rendered, RenderRequest
-from app.render.engines import REFERENCE_ENGINE
+from app.render.engines import REFERENCE_ENGINE, get_engine
 from app.text import common_prefix_length
 
 #: The menu's entries: id -> label, in the order the page lists them.
@@ -212,21 +212,25 @@ def completion_of(
 def menu_completion(
     request: RenderRequest, kind: str, render: Callable[[RenderRequest], Rendered]
 ) -> MenuCompletion:
-    """Entry `kind` for the conversation of `request`, rendered by its engine with
-    `render` (the sandbox pool's); raises `TemplateProblem` when the template refuses
-    either render."""
+    """Entry `kind` for the conversation of `request`, rendered by the reference engine
+    with `render` (the sandbox pool's `render_exactly`: the conversation goes as the
+    engine's callers send it, and the answer's arguments as this function writes them);
+    raises `TemplateProblem` when the template refuses either render."""
     if kind not in KINDS:
         raise TemplateProblem("BadRequest", f"The completion menu has no entry {kind[:40]!r}.")
     added_tools = None
     tools = request.tools or []
     if kind in _TOOL_KINDS and not tools:
         tools = added_tools = json.loads(json.dumps(EXAMPLE_TOOLS))
-    asking = replace(
-        request,
-        tools=tools or None,
-        add_generation_prompt=True,
-        continue_final_message=False,
-        engine=REFERENCE_ENGINE,
+    asking, _ = as_callers_send(
+        get_engine(REFERENCE_ENGINE),
+        replace(
+            request,
+            tools=tools or None,
+            add_generation_prompt=True,
+            continue_final_message=False,
+            engine=REFERENCE_ENGINE,
+        ),
     )
     answered = replace(
         asking,
@@ -247,4 +251,6 @@ def menu_completion(
 
 
 def _with_text_arguments(request: RenderRequest) -> RenderRequest:
-    return replace(request, messages=[with_text_arguments(m) for m in request.messages])
+    # Only the answer: the conversation before it stays as the engine's callers send it.
+    *before, answer = request.messages
+    return replace(request, messages=[*before, with_text_arguments(answer)])

@@ -15,10 +15,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from app.analysis.portability_cases import as_sent_to
 from app.answers.roundtrip import RoundTrip, compare, next_request, sent_back, unchecked
 from app.problems import TemplateProblem, limit_exceeded
 from app.render.answer import AnswerRequest, ParsedAnswer, ParserOption, Reading
+from app.render.client import as_callers_send
 from app.render.core import Engine, Rendered, RenderRequest
 from app.render.engines import ENGINES
 from app.render.pool import read_in_worker, render_in_worker
@@ -107,7 +107,7 @@ def read_completion(
 
     responses = []
     for engine in ENGINES.values():
-        sent = as_sent_to(engine.id, replace(request, engine=engine.id))
+        sent, _ = as_callers_send(engine, replace(request, engine=engine.id))
         options = parsers.get(engine.id, {})
         answer = AnswerRequest(sent, completion or "", options, response_template)
         response = EngineResponse(engine.id, engine.name)

@@ -43,6 +43,7 @@ from app.display.tokens_view import TokensOf, id_blocks, tokens_view, tokens_wit
 from app.display.views import Comparison, Outputs, PageLimits, Rendering
 from app.errors import RequestError
 from app.problems import TemplateProblem
+from app.render.client import as_callers_send
 from app.render.command_line import CommandLine
 from app.render.engines import get_engine
 from app.render.pool import SandboxPool
@@ -88,14 +89,17 @@ def with_source_flags(state: PlaygroundState, source: Source | None) -> Playgrou
 def render_main(
     state: PlaygroundState, pipeline: Pipeline, source: Source | None, template: str | None = None
 ) -> Rendering:
-    """The state's prompt (or its problem), its markers, rewrites and caveats; `template`
-    renders another template with the same conversation."""
+    """The state's prompt (or its problem), its markers, rewrites and caveats, and how the
+    request went to the engine; `template` renders another template with the same
+    conversation."""
     request = state.render_request(template)
     engine = get_engine(request.engine)
+    _, sent_as = as_callers_send(engine, request)
     said = {
         "engine": engine.id,
         "engine_name": engine.name,
         "caveats": engine.caveats(request.template, _model(source)),
+        "sent_as": sent_as,
     }
     try:
         rendered = pipeline.pool.render(request)

@@ -55,6 +55,8 @@ class Rendering:
     engine_name: str = ""
     #: What that program does instead of this template for this model (`Engine.caveats`).
     caveats: list[str] = field(default_factory=list)
+    #: How the request was shaped as the engine's callers send it (`app.render.client`).
+    sent_as: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -64,6 +66,7 @@ class Rendering:
             "generation_spans": [list(span) for span in self.generation_spans],
             "rewrites": self.rewrites,
             "caveats": self.caveats,
+            "sent_as": self.sent_as,
             "marks": [list(mark) for mark in self.marks],
             "token_count": self.token_total if self.tokens is not None else None,
         }

@@ -47,8 +47,13 @@ class SandboxPool(WorkerPool):
         return super().run(function, *args, self.limits, ahead=ahead)
 
     def render(self, request: RenderRequest) -> Rendered:
-        """Render in a worker; raises `TemplateProblem` for anything that goes wrong."""
+        """Render in a worker, as the engine's callers send the request; raises
+        `TemplateProblem` for anything that goes wrong."""
         return self.run(render_in_worker, request)
+
+    def render_exactly(self, request: RenderRequest) -> Rendered:
+        """Render in a worker with the tool-call arguments exactly as given."""
+        return self.run(render_exactly_in_worker, request)
 
 
 def warm_up() -> None:
@@ -59,6 +64,11 @@ def warm_up() -> None:
 def render_in_worker(request: RenderRequest, limits: RenderLimits) -> Rendered:
     """A render with the engine the request names (worker side)."""
     return engines.render(request, limits)
+
+
+def render_exactly_in_worker(request: RenderRequest, limits: RenderLimits) -> Rendered:
+    """A render of the request exactly as given (worker side)."""
+    return engines.render_exactly(request, limits)
 
 
 def read_in_worker(answer: AnswerRequest, limits: RenderLimits) -> Reading:

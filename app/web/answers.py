@@ -63,7 +63,8 @@ def completion_for_page() -> dict:
     """The Completion menu's entry `completion_kind` for the page's form as it is."""
     state, _ = state_from_form(request.form, max_json_depth())
     kind = request.form.get("completion_kind", "")
-    return menu_completion(state.pinned().render_request(), kind, sandbox_pool().render).to_json()
+    render = sandbox_pool().render_exactly
+    return menu_completion(state.pinned().render_request(), kind, render).to_json()
 
 
 @blueprint.post("/api/completion")
@@ -75,4 +76,4 @@ def completion() -> dict:
         raise RequestError("kind", "'kind' must name an entry of the Completion menu.")
     state = PlaygroundState.from_json({**body, "source": None}).pinned()
     pool = sandbox_pool()
-    return menu_completion(state.render_request(), kind, pool.render).to_json()
+    return menu_completion(state.render_request(), kind, pool.render_exactly).to_json()

@@ -96,6 +96,7 @@ def render() -> dict:
         "engine": main.engine,
         "rewrites": main.rewrites,
         "caveats": main.caveats,
+        "sent_as": main.sent_as,
         "elapsed_ms": round((time.perf_counter() - started) * 1000, 3),
     }
 

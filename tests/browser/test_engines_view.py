@@ -124,3 +124,92 @@ def test_transformers_js_engine_renders_and_shows_what_it_leaves_to_the_caller(p
     page.select_option("#engine", "transformers.js")
     expect(page.locator("#rewrites")).to_contain_text("does not continue the final message")
     expect(prompt).to_have_value(TURNS + "<|im_start|>assistant\nHel<|im_end|>\n")
+
+
+#: Qwen3's tool call as an engine's template sees it: the arguments' JSON, whether the
+#: template got them as text (which it writes as is) or as an object (which it dumps).
+QWEN3_CALL = (
+    '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Lisbon", "unit": "celsius"}}'
+)
+#: Qwen2.5's, from text arguments that Edge-LLM hands to the template unparsed.
+QUOTED_CALL = '{"name": "get_weather", "arguments": "{\\"city\\": \\"Lisbon\\"'
+#: What each engine makes of the tools example; none of them refuses its arguments.
+TOOL_RENDERS = {
+    "vllm": ("qwen3", QWEN3_CALL, None),
+    "llama.cpp": ("qwen3", QWEN3_CALL, None),
+    "transformers.js": ("qwen3", QWEN3_CALL, None),
+    "tgi": ("qwen3", "<|im_start|>user\nAnd in Oslo?", "dropped: tool_calls"),
+    "edge-llm": ("qwen2.5", QUOTED_CALL, "arguments passed as text"),
+}
+
+
+@pytest.mark.parametrize("engine", list(TOOL_RENDERS))
+def test_the_tools_example_renders_on_every_engine(page: Page, engine: str) -> None:
+    template, expected, rewrite = TOOL_RENDERS[engine]
+    load_library(page, template)
+    page.select_option("#example-select", "parallel-tools")
+    page.click("#example-load")
+    expect(page.locator("#prompt-raw")).to_have_value(re.compile("And in Oslo"))
+    page.select_option("#engine", engine)
+    expect(page.locator("#output")).to_have_attribute("data-engine", engine)
+    expect(page.locator("#problem")).to_have_count(0)
+    expect(page.locator("#prompt-raw")).to_have_value(re.compile(re.escape(expected)))
+    if rewrite:
+        expect(page.locator("#rewrites")).to_contain_text(rewrite)
+
+
+#: One tool call with its arguments as an OpenAI client sends them, and its result.
+ONE_CALL = [
+    {"role": "user", "content": "Weather in Lisbon?"},
+    {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [
+            {
+                "id": "call_1",
+                "type": "function",
+                "function": {"name": "get_weather", "arguments": '{"city": "Lisbon"}'},
+            }
+        ],
+    },
+    {"role": "tool", "tool_call_id": "call_1", "content": "21 C"},
+    {"role": "user", "content": "Thanks."},
+]
+
+
+def test_arguments_stay_as_typed_and_each_engine_says_how_it_got_them(page: Page) -> None:
+    load_library(page, "llama3.1")  # `arguments | tojson`: text would be quoted again
+    use_messages(page, ONE_CALL)
+    field = page.get_by_label("arguments (JSON text)")
+    expect(field).to_have_value('{"city": "Lisbon"}')
+    field.fill('{"city": "Porto"}')
+    page.wait_for_function("() => document.querySelector('#messages').value.includes('Porto')")
+    messages = json.loads(page.locator("#messages").input_value())
+    assert messages[1]["tool_calls"][0]["function"]["arguments"] == '{"city": "Porto"}'
+    # transformers is called with objects, as its documentation shows; the prompt says so.
+    call = re.compile(re.escape('"parameters": {"city": "Porto"}'))
+    expect(page.locator("#sent-as")).to_contain_text("passed as objects parsed from their JSON")
+    expect(page.locator("#prompt-raw")).to_have_value(call)
+    # vLLM takes the text as an OpenAI client sends it (and parses it itself).
+    page.select_option("#engine", "vllm")
+    expect(page.locator("#output")).to_have_attribute("data-engine", "vllm")
+    expect(page.locator("#problem")).to_have_count(0)
+    expect(page.locator("#sent-as")).to_have_count(0)
+    expect(page.locator("#prompt-raw")).to_have_value(call)
+    # An object (a pasted body) goes to vLLM as JSON text, and the prompt says so.
+    messages[1]["tool_calls"][0]["function"]["arguments"] = {"city": "Faro"}
+    use_messages(page, messages)
+    expect(page.locator("#sent-as")).to_contain_text("sent as JSON text, as an OpenAI client does")
+    expect(page.locator("#prompt-raw")).to_have_value(re.compile('"city": "Faro"'))
+    # The Diff against transformers sends the same: both sides render the call.
+    page.click("#tab-diff")
+    page.select_option("#compare_engines", "transformers")
+    expect(page.locator("#view-diff")).to_contain_text("Against the transformers engine.")
+    expect(page.locator("#view-diff .problem")).to_have_count(0)
+    expect(page.locator("#diff-stats")).to_contain_text("0 lines removed, 0 lines added")
+
+
+def load_library(page: Page, name: str) -> None:
+    text = page.request.get(f"/api/library/{name}").json()["template"]
+    page.select_option("#library-select", name)  # loads it at once
+    page.wait_for_function("(text) => window.playground.editor.getValue() === text", arg=text)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from app.render.client import as_callers_send
 from app.render.core import Engine, Rendered, RenderRequest, render_with
 from app.render.engines.edge_llm import EdgeLlmEngine
 from app.render.engines.llamacpp import LlamaCppEngine
@@ -59,7 +60,14 @@ def engine_list() -> list[dict[str, str]]:
 
 
 def render(request: RenderRequest, limits: RenderLimits = DEFAULT_LIMITS) -> Rendered:
-    """Render `request` with the engine it names; raises `TemplateProblem`."""
+    """Render `request` with the engine it names, its tool-call arguments in the form that
+    engine's callers send them (`app.render.client`); raises `TemplateProblem`."""
+    engine = get_engine(request.engine)
+    return render_with(engine, as_callers_send(engine, request)[0], limits)
+
+
+def render_exactly(request: RenderRequest, limits: RenderLimits = DEFAULT_LIMITS) -> Rendered:
+    """Render `request` with the engine it names, its arguments exactly as given."""
     return render_with(get_engine(request.engine), request, limits)
 
 

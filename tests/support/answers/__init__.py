@@ -45,7 +45,7 @@ def menu_corpus() -> list[dict[str, Any]]:
         for kind in KINDS:
             entry: dict[str, Any] = {"template": path.name, "kind": kind}
             try:
-                made = menu_completion(menu_request(template, tokens), kind, engines.render)
+                made = menu_completion(menu_request(template, tokens), kind, engines.render_exactly)
                 entry["completion"] = made.completion
             except TemplateProblem as problem:
                 entry["error"] = problem.message
