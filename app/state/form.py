@@ -188,8 +188,7 @@ def form_values(state: PlaygroundState) -> dict[str, str]:
     values.update(
         template=state.template,
         continue_final_message="true" if cont is True else (cont or ""),
-        # A datetime-local input holds no time zone and no fraction of a second.
-        now=(state.now or "")[:19],
+        now=state.now or "",
         compare_template=state.compare_template or "",
         compare_engines=state.compared_engine() or "",
         engine=state.engine or DEFAULT_ENGINE,

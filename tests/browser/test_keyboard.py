@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from playwright.sync_api import Page, expect
 
@@ -120,3 +122,21 @@ def test_output_tabs_are_aria_tabs(page: Page) -> None:
     expect(page.locator("#prompt-raw")).to_have_value("You are a helpful assistant.!")
     expect(page.locator("#tab-diff")).to_have_attribute("aria-selected", "true")
     expect(page.locator("#view-diff")).to_be_visible()
+
+
+def test_the_date_field_is_one_tab_stop(page: Page) -> None:
+    # A datetime-local field is a Tab stop per part (month, day, year, hours, minutes,
+    # seconds, AM/PM, its picker): a user tabbing through the options pressed Tab 8 times.
+    page.locator("#content_format").focus()
+    page.keyboard.press("Tab")
+    assert focused_id(page) == "now"
+    page.keyboard.press("Tab")
+    assert focused_id(page) == "kwargs"
+    page.keyboard.press("Shift+Tab")
+    assert focused_id(page) == "now"
+    # It takes the time as ISO 8601 text, and says so.
+    page.locator("#now").fill("2024-07-26T10:00:30")
+    expect(page.locator("#prompt-raw")).to_have_value(re.compile("."))
+    expect(page.locator("#now")).to_have_attribute("placeholder", re.compile("YYYY-MM-DD"))
+    page.locator("#now").fill("26/07/2024")
+    expect(page.locator("#output")).to_contain_text("'now' is not an ISO 8601 datetime")
