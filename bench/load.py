@@ -131,7 +131,7 @@ def _without_portability(analysis: Any) -> Any:
 def build_workload(server: Server) -> Workload:
     """Upload the vocabulary, and prepare every body with its expected answer."""
     from app.problems import TemplateProblem
-    from app.render.engines.transformers.chat import render_chat
+    from app.render import engines
     from app.sources.gguf import IncompleteHeader, read_header
     from app.tokens.vocab import VocabTokenizer, tokenize
     from tests.support.corpus import case_body, case_request, load_conversations
@@ -161,8 +161,8 @@ def build_workload(server: Server) -> Workload:
                 continue
             body = case_body(case, source)
             request = case_request(case, source)
-            try:
-                prompt = render_chat(request).prompt
+            try:  # as /api/render sends it: tool-call arguments as transformers' callers do
+                prompt = engines.render(request).prompt
             except TemplateProblem:
                 continue  # a template refusing a case is a 422: not what this measures
             ids = [token.id for token in tokenize(tokenizer, prompt)]

@@ -92,15 +92,65 @@ def in_last_message(page: Page) -> None:
     page.keyboard.press("Control+End")
 
 
-def edits(page: Page, count: int, timeout_ms: float) -> list[float]:
-    """Milliseconds from key down to the updated output, for `count` keys typed."""
+#: The phases of one update, as the probe records them: (name, from, to).
+PHASES = (
+    ("debounce", "start", "sent"),
+    ("server+transfer", "sent", "received"),
+    ("swap", "received", "swapped"),
+    ("draw", "swapped", "end"),
+)
+
+
+def timed(page: Page, act: Callable[[], None], timeout_ms: float) -> dict[str, float]:
+    """`act` (a key, a click), then wait for the updated output: its probe's times."""
+    act()
+    page.wait_for_function("() => window.__probe.end > 0", timeout=timeout_ms, polling=20)
+    return page.evaluate("({...window.__probe})")
+
+
+def edits(page: Page, count: int, timeout_ms: float) -> list[dict[str, float]]:
+    """The probe's times for `count` keys typed, one update each."""
     page.evaluate(PROBE)
-    times = []
+    runs = []
     for _ in range(count):
-        page.keyboard.press("x")
-        page.wait_for_function("() => window.__probe.end > 0", timeout=timeout_ms, polling=20)
-        times.append(page.evaluate("window.__probe.end - window.__probe.start"))
+        runs.append(timed(page, lambda: page.keyboard.press("x"), timeout_ms))
         page.wait_for_timeout(50)
+    return runs
+
+
+def tab_opens(page: Page, view: str, count: int, timeout_ms: float) -> list[dict[str, float]]:
+    """The probe's times for opening the `view` tab `count` times (from the Prompt tab)."""
+    page.evaluate(PROBE)
+    runs = []
+    for _ in range(count):
+        runs.append(timed(page, lambda: page.click(f".tab[data-view={view}]"), timeout_ms))
+        timed(page, lambda: page.click(".tab[data-view=prompt]"), timeout_ms)
+        page.wait_for_timeout(50)
+    return runs
+
+
+def totals(runs: list[dict[str, float]]) -> list[float]:
+    return [run["end"] - run["start"] for run in runs]
+
+
+def phases(runs: list[dict[str, float]]) -> None:
+    """Where the time of the median update goes: each phase's median, and the answer's size."""
+    parts = [
+        f"{name} {statistics.median(run[to] - run[since] for run in runs):.0f}"
+        for name, since, to in PHASES
+        if all(run[since] and run[to] for run in runs)
+    ]
+    size = statistics.median(run["bytes"] for run in runs) / 1000
+    print(f"    medians (ms): {', '.join(parts)}; answer {size:,.0f} kB", flush=True)
+
+
+def pastes(page: Page, conversations: list[list[dict]], timeout_ms: float) -> list[float]:
+    """Milliseconds from pasting each conversation into the raw JSON to its prompt shown."""
+    times = []
+    for messages in conversations:
+        started = page.evaluate("performance.now()")
+        set_messages(page, messages, timeout_ms)
+        times.append(page.evaluate("performance.now()") - started)
     return times
 
 
@@ -125,12 +175,13 @@ def first_paint(page: Page, runs: int, timeout_ms: float) -> list[float]:
     return times
 
 
-def report(name: str, times: list[float], goal: float, net: bool = True) -> None:
-    """One line: p50 and p95 (less the debounce when `net`) against the goal."""
+def report(name: str, times: list[float], goal: float, net: bool = True, since: str = "") -> None:
+    """One line: p50 and p95 (less the debounce when `net`, else from `since`) against
+    the goal."""
     less = DEBOUNCE_MS if net else 0
     p50, top = statistics.median(times) - less, p95(times) - less
     verdict = "meets" if top <= goal else "misses"
-    what = "beyond the debounce" if net else "from navigation"
+    what = "beyond the debounce" if net else f"from {since or 'navigation'}"
     print(
         f"{name:<34} p50 {p50:8.0f} ms  p95 {top:8.0f} ms  ({what}; goal p95 <= {goal:.0f} ms:"
         f" {verdict}; n={len(times)})",
@@ -155,7 +206,9 @@ def scenarios(page: Page, vocab: Path, args: argparse.Namespace) -> None:
         p = fresh()
         upload(p, vocab)
         in_template(p)
-        report("small prompt, 150k vocabulary", edits(p, args.edits, timeout), 100)
+        runs = edits(p, args.edits, timeout)
+        report("small prompt, 150k vocabulary", totals(runs), 100)
+        phases(runs)
         p.close()
 
     def messages() -> None:
@@ -163,15 +216,24 @@ def scenarios(page: Page, vocab: Path, args: argparse.Namespace) -> None:
         set_messages(p, many_messages(200), timeout)
         sync_api.expect(p.locator("#message-editor textarea").last).to_be_visible()
         in_last_message(p)
-        report("200 messages", edits(p, args.edits, timeout), 300)
+        runs = edits(p, args.edits, timeout)
+        report("200 messages", totals(runs), 300)
+        phases(runs)
         p.close()
 
     def long() -> None:
         p = fresh()
         upload(p, vocab)
-        set_messages(p, long_conversation(WORDS_50K, turns=20), timeout)
+        conversations = [long_conversation(WORDS_50K, turns=20, seed=k) for k in range(4)]
+        pasted = pastes(p, conversations, timeout)
+        report("50k tokens, paste to first render", pasted, 1000, net=False, since="the paste")
         in_template(p)
-        report("50k tokens, Prompt view", edits(p, args.edits, timeout), 500)
+        runs = edits(p, args.edits, timeout)
+        report("50k tokens, Prompt view", totals(runs), 500)
+        phases(runs)
+        opened = tab_opens(p, "tokens", max(3, args.edits // 4), timeout)
+        report("50k tokens, opening Tokens", totals(opened), 1000, net=False, since="the click")
+        phases(opened)
         p.click(".tab[data-view=tokens]")
         sync_api.expect(p.locator("#tokens .tok").first).to_be_visible()
         count = p.locator("#token-count").inner_text()
@@ -179,7 +241,9 @@ def scenarios(page: Page, vocab: Path, args: argparse.Namespace) -> None:
             f"  (the long prompt: {count}, {len(p.locator('#prompt-raw').input_value()):,} chars)"
         )
         in_template(p)
-        report("50k tokens, Tokens view", edits(p, args.edits, timeout), 500)
+        runs = edits(p, args.edits, timeout)
+        report("50k tokens, Tokens view", totals(runs), 500)
+        phases(runs)
         report("50k tokens, Tokens first paint", first_paint(p, 5, timeout), 500, net=False)
         p.close()
 

@@ -40,6 +40,7 @@ os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
 from app.config import load_settings
 from app.problems import TemplateProblem
+from app.render import engines
 from app.render.core import RenderRequest
 from app.render.engines.transformers.chat import render_chat
 from bench._server import Server, visitor_address
@@ -269,8 +270,8 @@ def http_payloads() -> list[tuple[str, bytes, str]]:
             continue
         source = path.read_text(encoding="utf-8")
         for case in cases:
-            try:
-                expected = render_chat(case_request(case, source)).prompt
+            try:  # as /api/render sends it: tool-call arguments as transformers' callers do
+                expected = engines.render(case_request(case, source)).prompt
             except TemplateProblem:
                 continue  # a template refusing a case is a 422, not what this measures
             body = case_body(case, source)

@@ -139,9 +139,9 @@ def test_vllm_own_test_cases(name: str, case: dict[str, Any]) -> None:
 
 def _best_time(run: Callable[[], object]) -> float:
     """The best of two timings, the garbage collector held off (its passes over the
-    many objects a long answer makes are not the parser's doing)."""
+    many objects a long answer makes are not the parser's doing; nor is a collection
+    first, which late in the suite walks gigabytes of other tests' objects)."""
     best = float("inf")
-    gc.collect()
     gc.disable()
     try:
         for _ in range(2):

@@ -14,7 +14,7 @@ import pytest
 
 from app.problems import TemplateProblem
 from app.render.core import RenderRequest
-from app.render.engines import render
+from app.render.engines import render_exactly as render  # the engine itself, arguments as given
 from app.render.engines.transformers import TransformersEngine
 from app.render.engines.vllm import VllmEngine
 from app.render.engines.vllm.contract import VLLM, Refused

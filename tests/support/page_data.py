@@ -62,12 +62,14 @@ def prose(words: int, seed: int = 13) -> str:
     return "".join(out)
 
 
-def long_conversation(tokens: int, turns: int = 20) -> list[dict[str, str]]:
-    """`turns` alternating user and assistant messages of about `tokens` tokens in all."""
+def long_conversation(tokens: int, turns: int = 20, seed: int = 0) -> list[dict[str, str]]:
+    """`turns` alternating user and assistant messages of about `tokens` tokens in all
+    (another `seed`, other words)."""
     roles = ("user", "assistant")
     per_turn = tokens // turns
     return [
-        {"role": roles[k % 2], "content": prose(per_turn, seed=k).strip()} for k in range(turns)
+        {"role": roles[k % 2], "content": prose(per_turn, seed=seed * turns + k).strip()}
+        for k in range(turns)
     ]
 
 
@@ -77,26 +79,41 @@ def many_messages(count: int = 200) -> list[dict[str, str]]:
     return [{"role": roles[k % 2], "content": prose(30, seed=k).strip()} for k in range(count)]
 
 
-#: Installed in the page before an edit: records when a key goes down and when the
-#: output swapped in after it has been drawn (two frames after the swap, so that layout,
-#: paint and anything drawn right after the swap are included).
+#: Installed in the page before an edit: records when a key goes down (or a tab is
+#: clicked), and the phases of the output's update after it: the request sent (after the
+#: debounce), its answer read, the answer swapped in, and drawn (two frames after the
+#: swap, so that layout, paint and anything drawn right after the swap are included).
 PROBE = """() => {
-    const probe = window.__probe = {start: 0, end: 0};
+    const probe = window.__probe = {start: 0, end: 0, sent: 0, received: 0, swapped: 0, bytes: 0};
     const holder = document.getElementById("output").parentElement;
     let last = document.getElementById("output").dataset.seq;
-    document.addEventListener("keydown", () => {
-        probe.start = performance.now();
-        probe.end = 0;
+    const begin = () => {
+        Object.assign(probe, {start: performance.now(), end: 0, sent: 0, received: 0, swapped: 0});
+    };
+    document.addEventListener("keydown", begin, true);
+    document.addEventListener("click", (event) => {
+        if (event.target.closest(".tab")) begin();
     }, true);
+    const isOutput = (event) => event.detail.target && event.detail.target.id === "output";
+    document.body.addEventListener("htmx:beforeRequest", (event) => {
+        if (isOutput(event)) probe.sent = performance.now();
+    });
+    document.body.addEventListener("htmx:beforeOnLoad", (event) => {
+        if (!isOutput(event)) return;
+        probe.received = performance.now();
+        probe.bytes = (event.detail.xhr.responseText || "").length;
+    });
     new MutationObserver(() => {
         const output = document.getElementById("output");
         if (!output || output.dataset.seq === last) return;
         last = output.dataset.seq;
+        probe.swapped = performance.now();
         requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(() => {
             probe.end = performance.now();
         })));
     }).observe(holder, {childList: true});
 }"""
+
 
 #: After a page load: milliseconds from navigation start to two frames after the load event.
 FIRST_PAINT = """() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(
