@@ -123,3 +123,32 @@ def test_the_main_view_the_diff_and_the_matrix_send_the_same(client):
     request = RenderRequest(template=WRITES_ARGUMENTS, messages=request_with({"c": 1}).messages)
     report = engine_report("vllm", conversations(request)[:1], DEFAULT_LIMITS)
     assert report["cases"] == [{"conversation": "current", "outcome": "identical"}]
+
+
+def test_the_main_view_shapes_once_and_renders_what_it_shaped():
+    """The web process shapes the request for its note; the worker renders that request
+    as it is (`render_exactly`), so the note and the prompt cannot disagree."""
+    from app.display.outputs import Pipeline, render_main
+    from app.state.playground import PlaygroundState
+
+    class Recording:
+        def __init__(self):
+            self.sent = []
+
+        def render_exactly(self, request):
+            self.sent.append(request)
+            return engines.render_exactly(request)
+
+        def render(self, request):
+            raise AssertionError("the main view must not ask the worker to shape again")
+
+    messages = request_with({"x": 1}).messages
+    state = PlaygroundState.from_json(
+        {"template": WRITES_ARGUMENTS, "engine": "vllm", "messages": messages}
+    )
+    pool = Recording()
+    rendering = render_main(state, Pipeline(pool=pool, store=None), None)
+    assert arguments_of(pool.sent[0]) == ['{"x": 1}']
+    # vLLM parses the text back into an object for the template, as its callers expect.
+    assert rendering.prompt == '[object:{"x": 1}]'
+    assert rendering.sent_as

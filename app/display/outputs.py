@@ -94,7 +94,8 @@ def render_main(
     conversation."""
     request = state.render_request(template)
     engine = get_engine(request.engine)
-    _, sent_as = as_callers_send(engine, request)
+    # Shaped here once, for the note, and rendered as shaped (not reshaped in the worker).
+    sent, sent_as = as_callers_send(engine, request)
     said = {
         "engine": engine.id,
         "engine_name": engine.name,
@@ -102,7 +103,7 @@ def render_main(
         "sent_as": sent_as,
     }
     try:
-        rendered = pipeline.pool.render(request)
+        rendered = pipeline.pool.render_exactly(sent)
     except TemplateProblem as problem:
         return Rendering(problem=problem, **said)
     return Rendering(
