@@ -118,8 +118,16 @@ class MeasuredSandboxPool(SandboxPool):
             limit = problem.limit
             raise
         finally:
-            task = "render" if function.__name__ == "render_in_worker" else function.__name__
-            _note_task(task, time.perf_counter() - started, limit)
+            _note_task(_task_name(function), time.perf_counter() - started, limit)
+
+
+# Both ways of rendering a prompt count as the "render" task: dashboards follow renders,
+# not which of the two entry points the view used.
+_RENDER_TASKS = frozenset({"render_in_worker", "render_exactly_in_worker"})
+
+
+def _task_name(function: Callable[..., Any]) -> str:
+    return "render" if function.__name__ in _RENDER_TASKS else function.__name__
 
 
 class MeasuredSourceWorkers(SourceWorkers):
