@@ -7,12 +7,12 @@
 FROM node:20.18.1-bookworm-slim AS assets
 WORKDIR /build
 COPY package.json package-lock.json ./
+COPY static/src ./static/src
 RUN npm ci --no-audit --no-fund \
+    && npm run build \
     && mkdir vendor \
     && cp node_modules/htmx.org/dist/htmx.min.js \
-          node_modules/codemirror/lib/codemirror.js \
-          node_modules/codemirror/lib/codemirror.css \
-          node_modules/codemirror/mode/jinja2/jinja2.js \
+          static/vendor/template-editor.js \
           vendor/ \
     && mkdir -p runtime/node_modules/@huggingface/jinja/dist \
     && cp node_modules/@huggingface/jinja/package.json \

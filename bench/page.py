@@ -81,7 +81,7 @@ def set_messages(page: Page, messages: list[dict], timeout_ms: float) -> None:
 
 def in_template(page: Page) -> None:
     """Put the cursor at the end of the template: each key typed adds to the prompt."""
-    page.click(".CodeMirror")
+    page.click(".cm-editor .cm-content")
     page.keyboard.press("Control+End")
 
 

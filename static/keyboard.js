@@ -7,34 +7,27 @@
   // --- The template editor: entered deliberately, left with Esc ---
   // Tabbing through the page stops on the editor as a whole (its scroller, one Tab stop),
   // where typing does nothing: a user passing by never types into the template by
-  // accident. Enter starts editing (CodeMirror's own text field, which Tab skips); there
-  // Tab indents, as template authors need, and Esc stops editing, back on the Tab stop.
-  // A click in the editor edits at once, as always.
+  // accident. Enter starts editing (the editable text, which Tab skips); there Tab
+  // indents, as template authors need, and Esc stops editing, back on the Tab stop (a first
+  // Esc closes an open completion list). A click in the editor edits at once, as always.
   const editor = window.playground && window.playground.editor;
   const hint = document.getElementById("template-keys");
   if (editor) {
-    const stop = editor.getScrollerElement();
-    const field = editor.getInputField();
-    editor.setOption("screenReaderLabel", "Chat template");
+    const stop = editor.scroller;
     stop.tabIndex = 0;
     stop.setAttribute("role", "group");
     stop.setAttribute("aria-label", "Chat template");
-    field.tabIndex = -1;
+    editor.content.tabIndex = -1;
     if (hint) {
       hint.hidden = false;
       stop.setAttribute("aria-describedby", hint.id);
-      field.setAttribute("aria-describedby", hint.id);
     }
     stop.addEventListener("keydown", (event) => {
       if (event.target !== stop || event.key !== "Enter") return;
       event.preventDefault();
       editor.focus();
     });
-    editor.on("keydown", (cm, event) => {
-      if (event.key !== "Escape") return;
-      event.preventDefault();
-      stop.focus({ preventScroll: true });
-    });
+    editor.onEscape(() => stop.focus({ preventScroll: true }));
   }
 
   // --- Tab strips (WAI-ARIA APG tabs, manual activation) ---

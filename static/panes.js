@@ -11,9 +11,6 @@
   function showPane(name) {
     columns.dataset.pane = name;
     buttons.forEach((button) => button.setAttribute("aria-pressed", String(button.dataset.pane === name)));
-    // CodeMirror cannot measure itself while hidden: let it draw again when shown.
-    const editor = window.playground && window.playground.editor;
-    if (name === "inputs" && editor) editor.refresh();
     // Start the pane at its top when the page was scrolled down into the other one.
     if (window.scrollY > columns.offsetTop) window.scrollTo(0, columns.offsetTop);
   }

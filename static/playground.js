@@ -21,19 +21,27 @@
     changed(element);
   }
 
-  // --- The template editor (CodeMirror, Jinja mode, line numbers) ---
+  // --- The template editor (CodeMirror 6: Jinja, line numbers, lint marks, completion) ---
   const templateArea = $("#template");
   let editor = null;
-  if (window.CodeMirror && templateArea) {
-    editor = window.CodeMirror.fromTextArea(templateArea, {
-      mode: { name: "jinja2", htmlMode: false },
-      lineNumbers: true,
-      lineWrapping: true,
-      viewportMargin: Infinity,
+  if (window.TemplateEditor && templateArea) {
+    editor = window.TemplateEditor.create(templateArea, {
+      label: "Chat template",
+      describedBy: "template-keys",
+      extraNames: sentNames,
+      onChange: () => changed(templateArea),
     });
-    editor.on("change", () => {
-      editor.save();
-      changed(templateArea);
+  }
+
+  /** The names a render sends beyond the usual ones: the kwargs' and the special tokens'. */
+  function sentNames() {
+    return ["kwargs", "special_tokens"].flatMap((id) => {
+      try {
+        const value = JSON.parse(document.getElementById(id).value || "{}");
+        return value && typeof value === "object" && !Array.isArray(value) ? Object.keys(value) : [];
+      } catch (error) {
+        return []; // being typed: its own field shows the problem
+      }
     });
   }
 
@@ -42,15 +50,26 @@
     else setField("template", text);
   }
 
-  let errorLine = null;
-  function showErrorLine(line) {
+  // The output's problems, as lint marks on their lines: the render's error (#problem)
+  // and, while the Analysis view is shown, its diagnostics.
+  function showProblems() {
     if (!editor) return;
-    if (errorLine !== null) editor.removeLineClass(errorLine, "background", "cm-error-line");
-    errorLine = null;
-    if (line && line <= editor.lineCount()) {
-      errorLine = line - 1;
-      editor.addLineClass(errorLine, "background", "cm-error-line");
+    const problems = [];
+    const problem = $("#problem");
+    const line = problem && $(".problem-line", problem);
+    if (line) {
+      const type = $(".problem-type", problem).textContent.trim();
+      const message = $(".problem-message", problem).textContent.trim();
+      problems.push({ line: Number(line.dataset.line), severity: "error", message: type + ": " + message });
     }
+    $$("#diagnostics .diagnostic").forEach((item) => {
+      const link = $(".line-link", item);
+      if (!link) return;
+      const text = Array.from(item.childNodes).filter((node) => node.nodeType === Node.TEXT_NODE);
+      const message = text.map((node) => node.textContent).join(" ").replace(/\s+/g, " ").trim();
+      problems.push({ line: Number(link.dataset.line), severity: item.dataset.severity || "warning", message });
+    });
+    editor.showProblems(problems);
   }
 
   // --- Output views: tabs, whitespace markers, copy ---
@@ -75,19 +94,17 @@
   }));
 
   // A diagnostic's line number shows that line in the editor: on a narrow screen, the
-  // Edit pane first (the editor is hidden behind the Output pane there), then the page
-  // scrolled to the line, which the editor's own scrolling cannot do (it grows instead).
+  // Edit pane first (the editor is hidden behind the Output pane there), then the editor
+  // scrolled to the line and the page to the editor.
   document.addEventListener("click", (event) => {
     const link = event.target.closest(".line-link");
     if (!link || !editor) return;
     const editPane = document.querySelector('.pane-switch [data-pane="inputs"]');
     if (editPane && editPane.offsetParent !== null) editPane.click();
-    const line = Number(link.dataset.line) - 1;
-    editor.setCursor({ line, ch: 0 });
-    editor.scrollIntoView({ line, ch: 0 }, 80);
-    const top = editor.charCoords({ line, ch: 0 }, "page").top;
-    window.scrollTo(0, Math.max(0, top - window.innerHeight / 3));
-    editor.focus({ preventScroll: true });
+    editor.goToLine(Number(link.dataset.line), (top) => {
+      if (top !== null) window.scrollTo(0, Math.max(0, top - window.innerHeight / 3));
+      editor.focus();
+    });
   });
 
   // The portability matrix's "Open in the Diff": the reference engine on the left, the
@@ -162,10 +179,9 @@
   });
 
   function afterOutput() {
-    const output = $("#output");
     showView($("#view").value || "prompt");
     applyWhitespace();
-    showErrorLine(Number(output.dataset.errorLine) || null);
+    showProblems();
   }
 
   // --- The library, for the Diff view's second template (sources.js loads the main one) ---

@@ -17,7 +17,7 @@
     return response.json();
   }
 
-  // Choosing a library template loads it (CodeMirror's undo brings the text back); the
+  // Choosing a library template loads it (the editor's Undo brings the text back); the
   // select is the state's `library` field, so the page names what is in the editor.
   // Without scripts the Load button posts the form instead.
   const librarySelect = $("#library-select");

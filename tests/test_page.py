@@ -36,6 +36,22 @@ def test_security_headers_on_every_page(client):
     assert client.post("/api/render", json={}).headers["X-Content-Type-Options"] == "nosniff"
 
 
+def test_styles_need_the_nonce_of_their_response(client):
+    """The editor's <style> elements are allowed by a nonce that no two answers share,
+    and that only the editor's own script tag carries."""
+    nonces = []
+    for _ in range(2):
+        response = client.get("/")
+        csp = response.headers["Content-Security-Policy"]
+        (nonce,) = re.findall(r"style-src 'self' 'nonce-([A-Za-z0-9_-]{20,})';", csp)
+        html = response.get_data(as_text=True)
+        assert re.findall(r'<[^>]*nonce="([^"]*)"', html) == [nonce]
+        assert re.search(rf'<script src="/static/vendor/template-editor.js" nonce="{nonce}"', html)
+        nonces.append(nonce)
+    assert nonces[0] != nonces[1]
+    assert "script-src 'self';" in csp  # scripts stay without a nonce: only our files
+
+
 def test_page_has_no_inline_script_or_style(client):
     html = client.get("/").get_data(as_text=True)
     inline_scripts = re.findall(r"<script(?![^>]*\bsrc=)(?![^>]*application/json)[^>]*>", html)
@@ -59,7 +75,7 @@ def test_plain_form_post_can_load_a_library_template(client):
 def test_fragment_reports_template_error_line(client):
     response = client.post("/fragments/output", data=form(template="a\nb\n{% if %}", seq="7"))
     html = response.get_data(as_text=True)
-    assert 'data-error-line="3"' in html and 'data-seq="7"' in html
+    assert 'class="problem-line line-link" data-line="3"' in html and 'data-seq="7"' in html
     assert "TemplateSyntaxError" in html
 
 

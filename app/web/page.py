@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import replace
 from typing import Any
 
-from flask import Blueprint, Response, abort, render_template, request
+from flask import Blueprint, Response, abort, g, render_template, request
 from jinja2.utils import htmlsafe_json_dumps
 
 from app.analysis.examples import EXAMPLES
@@ -98,13 +99,28 @@ def download_template() -> Response:
 
 
 def register_security_headers(app: Any) -> None:
-    """CSP with no inline scripts, no framing, no MIME sniffing, on every response."""
+    """CSP with no inline scripts, no framing, no MIME sniffing, on every response.
+
+    Styles come from our own files, and from `<style>` elements that carry the response's
+    nonce: the template editor (CodeMirror 6) writes its theme into one, and finds the
+    nonce on its own script tag (where the browser hides it from the page's markup).
+    """
+
+    @app.before_request
+    def style_nonce() -> None:
+        g.style_nonce = secrets.token_urlsafe(18)
+
+    @app.context_processor
+    def nonce_for_templates() -> dict[str, str]:
+        return {"style_nonce": g.get("style_nonce", "")}
 
     @app.after_request
     def headers(response: Response) -> Response:
+        nonce = g.get("style_nonce")
+        styles = f"'self' 'nonce-{nonce}'" if nonce else "'self'"
         response.headers.setdefault(
             "Content-Security-Policy",
-            "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+            f"default-src 'self'; script-src 'self'; style-src {styles}; img-src 'self' data:; "
             "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
         )
         # frame-ancestors says it for current browsers; X-Frame-Options for older ones.

@@ -135,7 +135,7 @@ def page(new_page: Callable[[], Page]) -> Page:
     opened = new_page()
     opened.goto("/")
     sync_api.expect(opened.locator("#prompt-raw")).to_have_value(re.compile("<\\|im_start\\|>"))
-    sync_api.expect(opened.locator(".CodeMirror")).to_be_visible()
+    sync_api.expect(opened.locator(".cm-editor")).to_be_visible()
     assert opened.evaluate("Boolean(window.playground && window.playground.editor)")
     return opened
 

@@ -23,8 +23,7 @@ def test_analysis_view_lists_findings_and_points_at_lines(page: Page) -> None:
     expect(page.locator("#capabilities")).to_contain_text("supports_system_role")
     expect(page.locator("#content-format")).to_have_text("string")
     finding.locator(".line-link").click()
-    cursor_line = page.evaluate("() => window.playground.editor.getCursor().line")
-    assert cursor_line == 0
+    assert page.evaluate("() => window.playground.editor.cursorLine()") == 1
 
 
 def test_command_view_offers_every_engine(page: Page) -> None:

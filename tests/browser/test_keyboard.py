@@ -18,12 +18,12 @@ def focused_id(page: Page) -> str:
 
 def in_editor(page: Page) -> bool:
     """Whether the focus is in the template editor's text (typing edits the template)."""
-    return page.evaluate("() => document.activeElement.matches('.CodeMirror textarea')")
+    return page.evaluate("() => document.activeElement.matches('.cm-editor .cm-content')")
 
 
 def on_editor(page: Page) -> bool:
     """Whether the focus is on the editor as a whole (its Tab stop: typing does nothing)."""
-    return page.evaluate("() => document.activeElement.matches('.CodeMirror-scroll')")
+    return page.evaluate("() => document.activeElement.matches('.cm-editor .cm-scroller')")
 
 
 def tab_to_editor(page: Page) -> None:
@@ -63,11 +63,12 @@ def test_entering_the_template_editor_is_deliberate(page: Page) -> None:
 
 
 def test_the_editor_is_labelled_and_says_how_to_use_it(page: Page) -> None:
-    editor = page.locator(".CodeMirror-scroll")
+    editor = page.locator(".cm-editor .cm-scroller")
     expect(editor).to_have_accessible_name("Chat template")
     hint = "Press Enter to edit the template; there Tab indents, and Esc stops editing."
     expect(editor).to_have_accessible_description(hint)
-    expect(page.locator(".CodeMirror textarea")).to_have_accessible_name("Chat template")
+    expect(page.locator(".cm-editor .cm-content")).to_have_accessible_name("Chat template")
+    expect(page.locator(".cm-editor .cm-content")).to_have_accessible_description(hint)
     expect(page.locator("#template-keys")).to_have_text(hint)
 
 

@@ -73,7 +73,7 @@ def share(page: Page, new_page: Callable[[], Page]) -> Page:
     expect(page.locator("#share-url")).to_have_value(re.compile(r"/s/[0-9a-f]{24}$"))
     shared = new_page()
     shared.goto(page.locator("#share-url").input_value())
-    expect(shared.locator(".CodeMirror")).to_be_visible()
+    expect(shared.locator(".cm-editor")).to_be_visible()
     return shared
 
 

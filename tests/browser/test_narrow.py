@@ -60,7 +60,7 @@ def test_output_is_one_tap_away_and_the_tab_strip_fits(phone: Page) -> None:
     expect(switch).to_have_attribute("aria-pressed", "true")
     expect(phone.locator("#prompt")).to_contain_text("Be brief.")
     expect(phone.locator("#prompt")).to_be_in_viewport()
-    expect(phone.locator(".CodeMirror")).to_be_hidden()
+    expect(phone.locator(".cm-editor")).to_be_hidden()
 
     strip = phone.locator(".tabs")
     fits = strip.evaluate("(s) => s.scrollWidth <= s.clientWidth")
@@ -69,17 +69,17 @@ def test_output_is_one_tap_away_and_the_tab_strip_fits(phone: Page) -> None:
         box = phone.locator(f"#tab-{view}").bounding_box()
         assert box and box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"]
 
-    # Back to the editors: CodeMirror draws again (it measures itself when shown).
+    # Back to the editors: the editor draws again (it measures itself when shown).
     edit = phone.get_by_role("button", name="Edit")
     edit.click()
     expect(edit).to_have_attribute("aria-pressed", "true")
-    expect(phone.locator(".CodeMirror-code")).to_contain_text("for message in messages")
+    expect(phone.locator(".cm-editor .cm-content")).to_contain_text("for message in messages")
     expect(phone.locator("#output")).to_be_hidden()
 
 
 def test_wide_screens_show_both_columns_and_no_switch(page: Page) -> None:
     expect(page.get_by_role("button", name="Output")).to_be_hidden()
-    expect(page.locator(".CodeMirror")).to_be_visible()
+    expect(page.locator(".cm-editor")).to_be_visible()
     expect(page.locator("#output")).to_be_visible()
 
 
@@ -90,8 +90,8 @@ def test_the_error_badge_takes_a_phone_to_the_line_in_the_editor(phone: Page) ->
     badge = phone.locator("#problem .problem-line")
     expect(badge).to_have_text("line 41")
     badge.click()
-    expect(phone.locator(".CodeMirror")).to_be_visible()
+    expect(phone.locator(".cm-editor")).to_be_visible()
     expect(phone.locator("#prompt")).to_be_hidden()
-    current = phone.locator(".CodeMirror-code > div").nth(40)
-    expect(current).to_contain_text("broken")
+    assert phone.evaluate("() => window.playground.editor.cursorLine()") == 41
+    current = phone.locator(".cm-editor .cm-line", has_text="broken")
     expect(current).to_be_in_viewport()

@@ -84,29 +84,38 @@ def upload_gguf(page: Page, path: Path) -> None:
 
 def test_template_error_marks_the_line_and_clears_when_fixed(page: Page) -> None:
     broken = "{% for m in messages %}\n[{{ m.role }}] {{ m.content }}\n{% if %}\n{% endfor %}"
-    editor = page.locator(".CodeMirror")
+    editor = page.locator(".cm-editor .cm-content")
     editor.click()
     page.keyboard.press("Control+A")
-    page.keyboard.insert_text(broken)  # as a paste: through CodeMirror's own input
+    page.keyboard.insert_text(broken)  # as a paste: through the editor's own input
 
     problem = page.locator("#problem")
     expect(problem.locator(".problem-type")).to_have_text("TemplateSyntaxError")
     expect(problem.locator(".problem-line")).to_have_text("line 3")
     expect(page.locator("#prompt-raw")).to_have_count(0)
-    marked = page.locator(".CodeMirror .cm-error-line")
+    # A lint mark over line 3's text, and an error marker in the gutter beside it.
+    marked = page.locator(".cm-editor .cm-problem-line")
     expect(marked).to_have_count(1)
-    line = page.locator(".CodeMirror-code > div:has(.cm-error-line) .CodeMirror-linenumber")
-    expect(line).to_have_text("3")
+    expect(marked).to_have_text("{% if %}")
+    marker = page.locator(".cm-editor .cm-lint-marker-error")
+    expect(marker).to_have_count(1)
+    line, dot = marked.bounding_box(), marker.bounding_box()
+    assert line and dot
+    assert abs((dot["y"] + dot["height"] / 2) - (line["y"] + line["height"] / 2)) < 8
+    # Hovering the marker tells what is wrong there, as the output's problem does.
+    marker.hover()
+    tooltip = page.locator(".cm-tooltip-lint")
+    expect(tooltip).to_contain_text("TemplateSyntaxError")
+    expect(tooltip).to_contain_text(problem.locator(".problem-message").inner_text())
     # The editor writes through to the form field the server reads.
     assert page.locator("#template").input_value() == broken
 
     fixed = broken.replace("{% if %}", "{% if loop.last %}<end>{% endif %}")
-    page.evaluate(
-        "text => window.playground.editor.replaceRange(text, {line: 2, ch: 0}, {line: 2})",
-        "{% if loop.last %}<end>{% endif %}",
-    )
+    page.evaluate("text => window.playground.editor.setValue(text)", fixed)
     expect(page.locator("#problem")).to_have_count(0)
     expect(marked).to_have_count(0)
+    expect(marker).to_have_count(0)
+    assert page.locator("#template").input_value() == fixed
     expected = "[system] You are a helpful assistant.\n[user] What is the capital of France?\n<end>"
     expect(page.locator("#prompt-raw")).to_have_value(expected)
     expect(page.locator("#prompt")).to_contain_text("[user] What is the capital of France?")
@@ -310,7 +319,7 @@ def test_share_link_reopens_the_same_state(page: Page, new_page: Callable[[], Pa
     other = new_page()  # a new context: nothing carried over but the link
     response = other.goto(url)
     assert response is not None and response.status == 200
-    expect(other.locator(".CodeMirror")).to_be_visible()
+    expect(other.locator(".cm-editor")).to_be_visible()
     assert other.evaluate("window.playground.editor.getValue()") == template
     expect(other.locator("#prompt-raw")).to_have_value(expected)
     expect(other.locator("#char-count")).to_have_text(f"{len(expected)} characters")

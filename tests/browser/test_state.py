@@ -117,7 +117,7 @@ def test_back_from_a_share_shows_what_was_left(
     add_message(shared, "Added after opening the share")
     shared.goto("/api/engines")  # leave the page...
     shared.go_back()  # ...and come back to it
-    expect(shared.locator(".CodeMirror")).to_be_visible()
+    expect(shared.locator(".cm-editor")).to_be_visible()
     contents = [
         "You are a helpful assistant.",
         "What is the capital of France?",
@@ -169,7 +169,7 @@ def test_back_from_the_back_forward_cache_shows_the_state_left(
     page.goto("/api/engines")
     page.go_back(wait_until="commit")  # a page from the cache fires no load event
     # The same document, kept in the cache: not a reload that restored the saved state.
-    expect(page.locator(".CodeMirror")).to_be_visible()
+    expect(page.locator(".cm-editor")).to_be_visible()
     assert page.evaluate("window.notReloaded") is True
     contents = [
         "You are a helpful assistant.",

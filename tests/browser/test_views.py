@@ -116,12 +116,12 @@ def test_the_error_line_badge_moves_the_editor_to_the_line(page: Page) -> None:
     set_template(page, template)
     badge = page.locator("#problem .problem-line")
     expect(badge).to_have_text("line 81")
-    page.evaluate("() => window.playground.editor.scrollTo(0, 0)")
+    page.evaluate("() => { window.playground.editor.scroller.scrollTop = 0; }")
     badge.click()
-    cursor = page.evaluate("() => window.playground.editor.getCursor()")
-    assert (cursor["line"], cursor["ch"]) == (80, 0)
+    assert page.evaluate("() => window.playground.editor.cursorLine()") == 81
     assert page.evaluate("() => window.playground.editor.hasFocus()")
-    marked = page.locator(".CodeMirror .cm-error-line")
+    marked = page.locator(".cm-editor .cm-problem-line")
+    expect(marked).to_have_text("a")  # line 81, where Jinja says the tag is missing its end
     expect(marked).to_be_in_viewport()
     expect(page.locator("#problem")).to_contain_text("the tag that starts on line 80 is not closed")
 
