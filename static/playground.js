@@ -62,7 +62,8 @@
       const message = $(".problem-message", problem).textContent.trim();
       problems.push({ line: Number(line.dataset.line), severity: "error", message: type + ": " + message });
     }
-    $$("#diagnostics .diagnostic").forEach((item) => {
+    const findings = $("#view").value === "analysis" ? $$("#diagnostics .diagnostic") : [];
+    findings.forEach((item) => {
       const link = $(".line-link", item);
       if (!link) return;
       const text = Array.from(item.childNodes).filter((node) => node.nodeType === Node.TEXT_NODE);
@@ -87,6 +88,7 @@
   }
   $$(".tab").forEach((tab) => tab.addEventListener("click", () => {
     showView(tab.dataset.view);
+    showProblems();
     // Analysis, responses and command lines render many probes: computed only while their
     // tab is open.
     const costly = ["analysis", "response", "command"].includes(tab.dataset.view);

@@ -78,6 +78,11 @@ def test_analysis_findings_are_lint_marks_at_their_line(page: Page) -> None:
     expect(marked).to_have_text("{{ strftime_now('%d %B %Y') }}")
     marker.hover()
     expect(page.locator(".cm-tooltip-lint")).to_contain_text("depends on the date")
+    # The findings are marks only while their view is open.
+    page.click("#tab-prompt")
+    expect(marker).to_have_count(0)
+    page.click("#tab-analysis")
+    expect(marker).to_have_count(1)
 
 
 def test_the_editor_styles_itself_within_the_content_security_policy(page: Page) -> None:
