@@ -71,21 +71,29 @@ def token_data(text: str, tokens: Sequence[Token]) -> dict[str, Any]:
     One loop over the parallel lists, no object per token: this runs on every edit.
     """
     ids, starts, ends, specials, piece_of = columns(tokens)
+    n = len(text)
+    if ends and max(max(starts), max(ends)) > n:  # spans past the text: cut, once
+        starts, ends = [min(s, n) for s in starts], [min(e, n) for e in ends]
     lens: list[int] = []
     gaps: list[list[int]] = []
     pieces: dict[int, str] = {}
-    pos, n = 0, len(text)
+    pos = 0
     for index, (token_id, start, end) in enumerate(zip(ids, starts, ends, strict=True)):
-        start, end = min(start, n), min(end, n)
         if start > pos:  # nothing covers text[pos:start]: kept visible, uncoloured
             gaps.append([index, start - pos])
             pos = start
-        covered = ""
-        if end > pos:
-            covered, pos = text[pos:end], end
-        lens.append(len(covered))
-        if piece_of[token_id] != covered:
-            pieces[index] = piece_of[token_id]
+        piece = piece_of[token_id]
+        if end <= pos:  # all of its span is shown already
+            lens.append(0)
+            if piece:
+                pieces[index] = piece
+            continue
+        # `piece != text[pos:end]`, compared in place: a slice per token was most of
+        # this loop's time.
+        if len(piece) != end - pos or not text.startswith(piece, pos):
+            pieces[index] = piece
+        lens.append(end - pos)
+        pos = end
     if pos < n:
         gaps.append([len(lens), n - pos])
     special = [index for index, flag in enumerate(specials) if flag]
