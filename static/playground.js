@@ -85,10 +85,10 @@
     $$(".view-tools").forEach((tools) => { tools.hidden = tools.dataset.for !== name; });
     const output = $("#output");
     output.className = output.className.replace(/\bview-\w+/g, "").trim() + " view-" + name;
+    showProblems(); // the Analysis findings are marks only while their view is shown
   }
   $$(".tab").forEach((tab) => tab.addEventListener("click", () => {
     showView(tab.dataset.view);
-    showProblems();
     // Analysis, responses and command lines render many probes: computed only while their
     // tab is open.
     const costly = ["analysis", "response", "command"].includes(tab.dataset.view);
@@ -183,7 +183,6 @@
   function afterOutput() {
     showView($("#view").value || "prompt");
     applyWhitespace();
-    showProblems();
   }
 
   // --- The library, for the Diff view's second template (sources.js loads the main one) ---
