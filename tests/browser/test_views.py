@@ -119,7 +119,8 @@ def test_the_error_line_badge_moves_the_editor_to_the_line(page: Page) -> None:
     page.evaluate("() => { window.playground.editor.scroller.scrollTop = 0; }")
     badge.click()
     assert page.evaluate("() => window.playground.editor.cursorLine()") == 81
-    assert page.evaluate("() => window.playground.editor.hasFocus()")
+    # The editor takes the focus once its scroll to the line is measured (the next frame).
+    page.wait_for_function("() => window.playground.editor.hasFocus()")
     marked = page.locator(".cm-editor .cm-problem-line")
     expect(marked).to_have_text("a")  # line 81, where Jinja says the tag is missing its end
     expect(marked).to_be_in_viewport()
