@@ -26,6 +26,9 @@ def offered(page: Page) -> list[str]:
 def test_completion_offers_the_names_a_template_sees(page: Page) -> None:
     type_at_end(page, "\n{{ add_gen")
     assert offered(page)[0] == "add_generation_prompt"
+    # CodeMirror ignores Enter for 75 ms after the list opens (`interactionDelay`), so
+    # that a newline typed at once is not taken as a choice: a user pauses to choose.
+    page.wait_for_timeout(150)
     page.keyboard.press("Enter")  # takes the completion
     assert page.evaluate("() => window.playground.editor.getValue()").endswith(
         "{{ add_generation_prompt"
