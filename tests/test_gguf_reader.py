@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gguf import GGUFReader
 from gguf.constants import GGUFValueType as T
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
@@ -24,6 +23,7 @@ from app.sources.gguf import (
     read_header,
 )
 from app.sources.gguf_model import quantization_name, source_from_header, split_info
+from tests.support.gguf_fields import reference
 from tests.support.shared_data import VOCAB_DIR, needs_shared
 
 VOCAB_FILES = sorted(VOCAB_DIR.glob("*.gguf"))
@@ -67,14 +67,9 @@ def _complete(prefix: bytes) -> GGUFHeader:
     return result
 
 
-@cache
-def _reader(path: Path) -> GGUFReader:
-    return GGUFReader(path)
-
-
 def _reference(path: Path) -> dict[str, Any]:
-    fields = _reader(path).fields.items()
-    return {k: f.contents() for k, f in fields if not k.startswith("GGUF.")}
+    fields = reference(path).fields.items()
+    return {k: value for k, value in fields if not k.startswith("GGUF.")}
 
 
 # Real files, checked against gguf-py reading the whole file.
@@ -90,12 +85,6 @@ def test_real_file_matches_gguf_py(path: Path) -> None:
     assert header.kv_bytes == header.header_bytes <= len(_data(path))
 
 
-def _kv_boundaries(path: Path) -> list[int]:
-    """Where each KV pair starts, according to gguf-py."""
-    fields = _reader(path).fields.values()
-    return sorted(f.offset for f in fields if not f.name.startswith("GGUF."))
-
-
 GPT2 = VOCAB_DIR / "ggml-vocab-gpt-2.gguf"
 
 
@@ -105,7 +94,7 @@ def test_every_cut_inside_the_kv_section_is_incomplete(path: Path) -> None:
     data = _data(path)
     kv_bytes = _complete(data).kv_bytes
     cuts = {0, 3, 4, 7, 8, 23, 24, kv_bytes - 1}
-    for start in _kv_boundaries(path):
+    for start in reference(path).kv_offsets:
         cuts |= {start, start + 1, start + 7, start + 8, start + 12, start + 13, start + 20}
     cuts |= set(range(25, kv_bytes, max(1, kv_bytes // 100)))
     for cut in sorted(c for c in cuts if c < kv_bytes):
