@@ -183,7 +183,7 @@ def test_a_tokenizer_over_the_memory_budget_fails_in_its_worker(tight_server):
 # summaries whatever they weighed: up to 4 GB per gunicorn worker.
 def test_large_source_summaries_do_not_pile_up_in_the_web_process(live_server):
     def upload(number: int) -> None:
-        config = {"bos_token": f"<s{number}>" + "x" * 32 * MiB}
+        config = {"bos_token": f"<s{number}>" + "x" * 16 * MiB}
         status, source = upload_hf(live_server, {"tokenizer_config.json": json.dumps(config)})
         assert status == 200
         assert source["special_tokens"]["bos_token"].startswith(f"<s{number}>")
@@ -193,8 +193,8 @@ def test_large_source_summaries_do_not_pile_up_in_the_web_process(live_server):
     before = live_server.web_rss()
     for number in range(4, 14):
         upload(number)
-    # Each of those ten sources used to stay: 320 MB more.
-    assert live_server.web_rss() - before < 160 * MiB
+    # Each of those ten sources used to stay: 160 MB more.
+    assert live_server.web_rss() - before < 80 * MiB
 
 
 # Found by bench/fuzz_hf.py's memory figures: the web process decoded each upload and wrote
