@@ -70,6 +70,7 @@ def _close(server: Server) -> None:
 # --------------------------------------------------------------------------- load
 
 
+@pytest.mark.timing
 @needs_shared
 def test_load_with_hostile_clients_has_no_errors():
     server = _server(WORKERS="2", THREADS="4", CPU_SECONDS="1")
@@ -94,6 +95,7 @@ def test_load_with_hostile_clients_has_no_errors():
         _close(server)
 
 
+@pytest.mark.timing
 @needs_shared
 def test_attackers_cycling_through_every_finding_leave_normal_clients_unharmed(tmp_path):
     server = Server(attack.server_env(workers=2, threads=4, clients=8 + 6))
@@ -265,6 +267,7 @@ def test_hf_fuzz_cases_are_reproducible():
 # --------------------------------------------------------------------------- sources
 
 
+@pytest.mark.timing
 def test_sources_answer_at_parse_speed_and_tokenize_near_the_library():
     """`bench/sources.py --small`: ratios to the libraries measured in the same run.
 

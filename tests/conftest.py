@@ -13,7 +13,7 @@ import pytest
 
 from app.web.factory import create_app
 from tests.support import UNLIMITED_WRITES
-from tests.support.server import Server, start_gunicorn
+from tests.support.server import Server, start_gunicorn, timing_test
 
 
 @pytest.fixture(scope="session")
@@ -63,7 +63,13 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     """At each new test module, set what earlier modules left alive aside from the garbage
     collector (`gc.freeze`): the suite's process holds gigabytes of vocabularies and
     recorded corpora by its end, and every full collection would walk them all again,
-    which made allocation-heavy tests late in the suite several times slower."""
+    which made allocation-heavy tests late in the suite several times slower.
+
+    And say whether the test is a `timing` one, which `Server.survives` requires."""
+    if item.get_closest_marker("timing"):
+        timing_test.set()
+    else:
+        timing_test.clear()
     if item.module is not _frozen_module[0]:
         _frozen_module[0] = item.module
         gc.collect()

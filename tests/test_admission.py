@@ -90,6 +90,7 @@ def test_waiting_requests_get_freed_slots_in_arrival_order():
     assert doors.counts() == (0, 0)
 
 
+@pytest.mark.timing
 def test_a_full_queue_is_503_at_once():
     doors = gate(slots=1, queue=0)
     doors.enter("a")
@@ -112,6 +113,7 @@ def test_a_wait_that_runs_out_is_503_and_leaves_nothing_behind():
     assert doors.counts() == (0, 0)
 
 
+@pytest.mark.timing
 def test_heavy_clients_share_their_slots_and_never_wait():
     doors = gate(slots=3, queue=4, heavy_slots=2)
     for client in ("x", "y", "z"):

@@ -22,6 +22,8 @@ from app.pool import TRANSFER_GRACE_SECONDS, WALL_CLOCK_FACTOR
 from tests.support import UNLIMITED_WRITES
 from tests.support.server import NORMAL_RENDER, Server
 
+#: Every test here bounds a latency: they run alone (see `timing` in pyproject.toml).
+pytestmark = pytest.mark.timing
 CPU_SECONDS = 1.0
 DEFAULTS = {setting.key: setting.default for setting in SETTINGS}
 #: The documented answer time of a render: its wait for a sandbox, then the backstop.

@@ -94,6 +94,7 @@ def _identity(value):
     return value
 
 
+@pytest.mark.timing
 def test_a_task_that_cannot_be_sent_fails_at_once_and_the_pool_keeps_working():
     pool = WorkerPool(cpu_seconds=1, memory_bytes=256 << 20, workers=1)
     deep: list = []
@@ -125,6 +126,7 @@ class _NeverDone:
         pass
 
 
+@pytest.mark.timing
 def test_every_wait_on_a_pool_is_bounded():
     pool = WorkerPool(cpu_seconds=0.1, memory_bytes=256 << 20, workers=1)
     pool._ensure_pool = lambda: _NeverDone()  # type: ignore[method-assign]
@@ -137,6 +139,7 @@ def test_every_wait_on_a_pool_is_bounded():
     assert waited < pool.wall_seconds + 0.5 + 2.0 + 0.5
 
 
+@pytest.mark.timing
 def test_deep_json_against_a_live_server(live_server):
     def attack():
         return live_server.send(

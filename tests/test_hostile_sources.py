@@ -60,6 +60,7 @@ def _built(server, status: int, source: dict) -> dict:
 # --- Finding 2: a user tokenizer could crash a gunicorn worker ---------------------------
 
 
+@pytest.mark.timing
 def test_a_panicking_tokenizer_is_a_422_and_no_worker_dies(live_server):
     status, source = upload_hf(live_server, {"tokenizer.json": backtracking_tokenizer()})
     assert status == 200 and source["tokenizer"]["supported"] is True
@@ -77,6 +78,7 @@ def test_a_panicking_tokenizer_is_a_422_and_no_worker_dies(live_server):
     assert (status, answer["count"]) == (200, 1)
 
 
+@pytest.mark.timing
 def test_a_share_of_a_panicking_source_opens_every_time(live_server):
     status, source = upload_hf(live_server, {"tokenizer.json": backtracking_tokenizer()})
     state = {
@@ -104,6 +106,7 @@ def test_a_share_of_a_panicking_source_opens_every_time(live_server):
 # --- Finding 3: memory blow-ups in the web process ---------------------------------------
 
 
+@pytest.mark.timing
 def test_a_huge_gguf_array_is_refused_before_it_costs_memory(live_server):
     before = live_server.web_rss()
 
@@ -161,6 +164,7 @@ def tight_server():
     server.close()
 
 
+@pytest.mark.timing
 def test_a_tokenizer_over_the_memory_budget_fails_in_its_worker(tight_server):
     big = big_tokenizer()
     assert len(big) > 20 * MiB
@@ -275,6 +279,7 @@ def test_token_spans_stay_inside_the_text(client):
 # --- Finding 4: unbounded CPU in the web process -----------------------------------------
 
 
+@pytest.mark.timing
 def test_a_vocabulary_with_a_huge_token_is_refused_in_moments(live_server, tmp_path):
     data = long_token_gguf(tmp_path)
     [(status, source)] = live_server.survives(lambda: upload_gguf(live_server, data))
@@ -284,6 +289,7 @@ def test_a_vocabulary_with_a_huge_token_is_refused_in_moments(live_server, tmp_p
     assert "too long to list their merges" in source["tokenizer"]["reason"]
 
 
+@pytest.mark.timing
 def test_analysis_of_a_long_conversation_with_a_huge_kwarg_is_bounded(live_server):
     messages = []
     for turn in range(150):
@@ -324,6 +330,7 @@ def test_the_analysis_turn_limit_is_a_setting(tmp_path):
 # --- Finding 5: huge share pages and token answers ---------------------------------------
 
 
+@pytest.mark.timing
 @needs_shared
 def test_a_huge_share_with_a_vocabulary_makes_a_bounded_page(live_server):
 

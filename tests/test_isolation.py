@@ -62,6 +62,7 @@ def render_status(server, template: str) -> tuple[int, dict]:
     return server.post("/api/render", {"template": template, "messages": HELLO})
 
 
+@pytest.mark.timing
 @pytest.mark.parametrize("name", BOMBS)
 def test_bomb_names_its_limit_while_normal_renders_stay_fast(live_server, name):
     template, limits = BOMBS[name]
@@ -80,6 +81,7 @@ def test_bomb_names_its_limit_while_normal_renders_stay_fast(live_server, name):
     assert bomb_body["error"]["message"]
 
 
+@pytest.mark.timing
 def test_time_limit_stops_the_render_near_the_limit(live_server):
     started = time.monotonic()
     status, body = render_status(live_server, BOMBS["infinite loop"][0])
@@ -134,6 +136,7 @@ RAISED_OBJECTS = {
 }
 
 
+@pytest.mark.timing
 @pytest.mark.parametrize("engine", ["transformers", "llama.cpp"])
 @pytest.mark.parametrize("name", RAISED_OBJECTS)
 def test_objects_raised_by_a_template_come_back_as_text(live_server, name, engine):

@@ -30,6 +30,7 @@ def test_a_pool_that_cannot_start_answers_503(client, monkeypatch):
     assert "workers" in error["message"] and "try again" in error["message"]
 
 
+@pytest.mark.timing
 def test_workers_that_die_as_they_start_make_the_pool_unavailable_not_broken():
     # Every worker aborts in its initializer: pebble gives up ("All workers expired") on
     # the first pool and on the one started again; the caller gets the 503's error.

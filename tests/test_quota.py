@@ -446,6 +446,7 @@ def stored_bytes(data_dir: Path) -> tuple[int, int]:
     return sources[0], shares[0]
 
 
+@pytest.mark.timing
 def test_a_storage_attack_is_held_to_the_allowance_and_the_cap(tmp_path):
     server = start_gunicorn({**ATTACKED, "PLAYGROUND_DATA_DIR": str(tmp_path)})
     try:

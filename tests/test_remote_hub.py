@@ -247,6 +247,7 @@ def test_a_slow_hub_is_504_naming_it_within_the_timeout(client, hub, remote_with
     assert response.json["error"]["limit"] == "fetch_seconds"
 
 
+@pytest.mark.timing
 def test_a_hub_that_trickles_its_answer_is_cut_off_at_the_deadline(client, remote_with):
     hub = TrickleHost(interval=0.2)
     try:
@@ -263,6 +264,7 @@ def test_a_hub_that_trickles_its_answer_is_cut_off_at_the_deadline(client, remot
         hub.close()
 
 
+@pytest.mark.timing
 def test_a_file_trickled_on_a_connection_the_listing_opened_is_cut_off_too(
     client, hub, remote_with
 ):

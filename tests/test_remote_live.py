@@ -21,6 +21,8 @@ from tests.support import UNLIMITED_WRITES
 from tests.support.server import NORMAL_RENDER, Server, running
 from tests.support.trickle_host import TrickleHost
 
+#: Every test here bounds a latency: they run alone (see `timing` in pyproject.toml).
+pytestmark = pytest.mark.timing
 DEFAULTS = {setting.key: setting.default for setting in SETTINGS}
 FETCH_SECONDS = 4.0
 

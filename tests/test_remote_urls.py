@@ -245,6 +245,7 @@ def test_a_slow_host_is_504_within_the_timeout(client, remote_with):
         listener.close()
 
 
+@pytest.mark.timing
 def test_a_host_that_trickles_its_headers_is_cut_off_at_the_deadline(client, remote_with):
     # One byte every 0.2 s never trips a read timeout: only a deadline for the whole
     # exchange ends it, and the fetch thread must be free again right after.
@@ -265,6 +266,7 @@ def test_a_host_that_trickles_its_headers_is_cut_off_at_the_deadline(client, rem
         host.close()
 
 
+@pytest.mark.timing
 def test_a_name_whose_dns_never_answers_frees_its_fetch_thread_at_the_deadline(
     client, remote_with, private_host, monkeypatch
 ):
@@ -288,6 +290,7 @@ def test_a_name_whose_dns_never_answers_frees_its_fetch_thread_at_the_deadline(
     assert second.status_code == 200, second.get_data()
 
 
+@pytest.mark.timing
 def test_a_host_that_trickles_its_tls_handshake_is_cut_off_at_the_deadline(client, remote_with):
     # Inside the TLS handshake the deadline holds too (CPython bounds a handshake as a
     # whole by the socket's timeout, the budget left; the sockets are shut down anyway).

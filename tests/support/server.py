@@ -42,6 +42,10 @@ STOP_TIMEOUT_S = 20.0
 WORKER_TROUBLE = ("Worker exiting", "WORKER TIMEOUT", "was sent SIGKILL", "Worker failed to boot")
 
 #: A small render that must stay fast while the server is under attack.
+#: Whether the running test carries the `timing` mark (tests/conftest.py says so before
+#: each test): only those run alone, so only they may bound a latency (`survives`).
+timing_test = threading.Event()
+
 NORMAL_RENDER = {
     "template": "{{ messages[0].content }}",
     "messages": [{"role": "user", "content": "Hello!"}],
@@ -239,6 +243,7 @@ class Server:
     def survives(self, attack: Callable[[], T], attackers: int = 1) -> list[T]:
         """Run `attack` from `attackers` threads; meanwhile a small render must answer
         within a second, and afterwards the same gunicorn workers must still serve."""
+        assert timing_test.is_set(), "survives() bounds a latency: mark the test `timing`"
         before = self.worker_pids()
         assert before, "no gunicorn workers found"
         with ThreadPoolExecutor(max_workers=attackers + 1) as executor:
