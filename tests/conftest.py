@@ -13,7 +13,7 @@ import pytest
 
 from app.web.factory import create_app
 from tests.support import UNLIMITED_WRITES
-from tests.support.server import Server, start_gunicorn, timing_test
+from tests.support.server import LIVE_ENV, Server, start_gunicorn, timing_test
 
 
 @pytest.fixture(scope="session")
@@ -42,16 +42,7 @@ def live_server() -> Iterator[Server]:
     Its tests attack from one address, so the per-client rules and write limits are off
     here; they have their own servers in test_admission_live.py and test_quota.py.
     """
-    server = start_gunicorn(
-        {
-            "PLAYGROUND_WORKERS": "1",
-            "PLAYGROUND_THREADS": "4",
-            "PLAYGROUND_CPU_SECONDS": "1",
-            "PLAYGROUND_CLIENT_CONCURRENCY": "0",
-            "PLAYGROUND_HEAVY_SLOTS": "4",
-            **{f"PLAYGROUND_{key}": str(value) for key, value in UNLIMITED_WRITES.items()},
-        }
-    )
+    server = start_gunicorn(LIVE_ENV)
     yield server
     server.close()
 

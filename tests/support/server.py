@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import IO, TypeVar
 
-from tests.support import REPO
+from tests.support import REPO, UNLIMITED_WRITES
 from tests.support.processes import children, command, group_members, process_tree, rss_bytes
 
 T = TypeVar("T")
@@ -45,6 +45,18 @@ WORKER_TROUBLE = ("Worker exiting", "WORKER TIMEOUT", "was sent SIGKILL", "Worke
 #: Whether the running test carries the `timing` mark (tests/conftest.py says so before
 #: each test): only those run alone, so only they may bound a latency (`survives`).
 timing_test = threading.Event()
+
+#: The suite's `live_server` (tests/conftest.py): one worker, four threads, a 1 s render
+#: limit (to keep tests fast), no per-client rules or write limits (its tests attack from
+#: one address; the rules have servers of their own).
+LIVE_ENV = {
+    "PLAYGROUND_WORKERS": "1",
+    "PLAYGROUND_THREADS": "4",
+    "PLAYGROUND_CPU_SECONDS": "1",
+    "PLAYGROUND_CLIENT_CONCURRENCY": "0",
+    "PLAYGROUND_HEAVY_SLOTS": "4",
+    **{f"PLAYGROUND_{key}": str(value) for key, value in UNLIMITED_WRITES.items()},
+}
 
 NORMAL_RENDER = {
     "template": "{{ messages[0].content }}",
