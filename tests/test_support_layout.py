@@ -1,15 +1,20 @@
 """Tests and benches share helpers through `tests.support` and never import each other;
-without the shared data folder the suite still collects, and says what it skips."""
+without the shared data folder the suite still collects, and says what it skips; only
+`timing` tests bound latencies."""
 
 from __future__ import annotations
 
 import ast
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.support import REPO
+from tests.support.server import Server
 
 
 def _imports(folder: Path) -> list[tuple[str, str]]:
@@ -57,3 +62,15 @@ def test_the_suite_collects_without_the_shared_folder(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert f"needs the shared test data at {tmp_path}" in done.stdout
     assert "error" not in done.stdout.splitlines()[-1]
+
+
+def test_only_a_timing_test_may_bound_a_latency() -> None:
+    """`./playground test` runs the tests without the `timing` mark beside each other,
+    where a latency bound would not hold: `Server.survives` refuses to run in them."""
+    server = Server()  # never started: the check comes first
+    try:
+        with pytest.raises(AssertionError, match="mark the test `timing`"):
+            server.survives(lambda: None)
+    finally:
+        server.close()
+        shutil.rmtree(server.data_dir, ignore_errors=True)
