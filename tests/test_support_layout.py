@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import ast
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -64,13 +63,12 @@ def test_the_suite_collects_without_the_shared_folder(tmp_path: Path) -> None:
     assert "error" not in done.stdout.splitlines()[-1]
 
 
-def test_only_a_timing_test_may_bound_a_latency() -> None:
+def test_only_a_timing_test_may_bound_a_latency(tmp_path: Path) -> None:
     """`./playground test` runs the tests without the `timing` mark beside each other,
     where a latency bound would not hold: `Server.survives` refuses to run in them."""
-    server = Server()  # never started: the check comes first
+    server = Server(data_dir=str(tmp_path))  # never started: the check comes first
     try:
         with pytest.raises(AssertionError, match="mark the test `timing`"):
             server.survives(lambda: None)
     finally:
         server.close()
-        shutil.rmtree(server.data_dir, ignore_errors=True)

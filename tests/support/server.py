@@ -41,7 +41,6 @@ STOP_TIMEOUT_S = 20.0
 #: gunicorn log lines that mean a worker died or was replaced.
 WORKER_TROUBLE = ("Worker exiting", "WORKER TIMEOUT", "was sent SIGKILL", "Worker failed to boot")
 
-#: A small render that must stay fast while the server is under attack.
 #: Whether the running test carries the `timing` mark (tests/conftest.py says so before
 #: each test): only those run alone, so only they may bound a latency (`survives`).
 timing_test = threading.Event()
@@ -58,6 +57,7 @@ LIVE_ENV = {
     **{f"PLAYGROUND_{key}": str(value) for key, value in UNLIMITED_WRITES.items()},
 }
 
+#: A small render that must stay fast while the server is under attack.
 NORMAL_RENDER = {
     "template": "{{ messages[0].content }}",
     "messages": [{"role": "user", "content": "Hello!"}],
