@@ -83,8 +83,10 @@
       tab.tabIndex = selected ? 0 : -1;
     });
     $$(".view-tools").forEach((tools) => { tools.hidden = tools.dataset.for !== name; });
-    const output = $("#output");
-    output.className = output.className.replace(/\bview-\w+/g, "").trim() + " view-" + name;
+    // On the outputs column, which htmx never swaps: an answer asked from another tab
+    // cannot close the open one.
+    const outputs = $("#outputs");
+    outputs.className = outputs.className.replace(/\bview-\w+/g, "").trim() + " view-" + name;
     showProblems(); // the Analysis findings are marks only while their view is shown
   }
   $$(".tab").forEach((tab) => tab.addEventListener("click", () => {

@@ -51,7 +51,7 @@ def test_whitespace_markers_stay_after_an_edit(page: Page) -> None:
     assert not markers_shown(page)
     toggle.check()
     assert markers_shown(page)
-    expect(page.locator("#output")).to_have_class(re.compile(r"\bview-prompt\b"))
+    expect(page.locator("#outputs")).to_have_class(re.compile(r"\bview-prompt\b"))
 
 
 def paste_messages(page: Page, messages: list[dict]) -> None:

@@ -202,7 +202,7 @@ def test_gguf_upload_sends_only_the_header_prefix(
     assert page.eval_on_selector("#gguf-file", "input => input.files.length") == 0
 
     page.click(".tab[data-view=tokens]")
-    expect(page.locator("#output")).to_have_class(re.compile(r"\bview-tokens\b"))
+    expect(page.locator("#outputs")).to_have_class(re.compile(r"\bview-tokens\b"))
     tokens = page.locator("#tokens span.tok")
     expect(tokens.first).to_be_visible()
     count = int(page.locator("#token-count").inner_text().split()[0])
@@ -325,7 +325,7 @@ def test_share_link_reopens_the_same_state(page: Page, new_page: Callable[[], Pa
     expect(other.locator("#char-count")).to_have_text(f"{len(expected)} characters")
     expect(other.locator("#now")).to_have_value("2024-07-26T10:00:30")
     expect(other.locator(".tab.active")).to_have_attribute("data-view", "command")
-    expect(other.locator("#output")).to_have_class(re.compile(r"\bview-command\b"))
+    expect(other.locator("#outputs")).to_have_class(re.compile(r"\bview-command\b"))
     assert json.loads(other.locator("#messages").input_value())[1]["content"] == "Shared?"
 
     stored = other.context.request.get(url + ".json")

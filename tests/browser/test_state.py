@@ -97,7 +97,7 @@ def test_reload_keeps_the_whole_state(page: Page, tmp_path: Path) -> None:
     )
     expect(page.locator("#kwargs")).to_have_value('{"enable_thinking": false}')
     expect(page.locator(".tab.active")).to_have_attribute("data-view", "tokens")
-    expect(page.locator("#output")).to_have_class(re.compile(r"\bview-tokens\b"))
+    expect(page.locator("#outputs")).to_have_class(re.compile(r"\bview-tokens\b"))
     expect(page.locator("#source-file")).to_have_text("tokenizer_config.json")
     expect(page.locator("#template_name")).to_have_value("tool_use")
     expect(page.locator(".template-tab.active")).to_have_text("tool_use")

@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Page, Route, expect
 
 from tests.browser.conftest import compare_with, load_vocab
 
@@ -149,3 +149,34 @@ def test_the_diff_shows_one_layout_at_a_time_with_both_sides_named(page: Page) -
     expect(unified).to_be_hidden()
     removed = int(re.search(r"(\d+) lines? removed", page.locator("#diff-stats").text_content())[1])
     expect(side.locator(".cell.del")).to_have_count(removed)
+
+
+def test_a_tab_opened_while_a_render_is_on_its_way_stays_open(page: Page) -> None:
+    """The answer to a render asked from one tab arrives after the user opened another.
+
+    htmx copies the answer's attributes onto #output when it settles the swap, after the
+    page has shown the tab the user is on: the answer's view class (the tab it was asked
+    from) must not hide the open one.
+    """
+    held: list[Route] = []
+
+    def hold_the_command_render(route: Route) -> None:
+        if "view=command" in (route.request.post_data or "") and not held:
+            held.append(route)
+        else:
+            route.continue_()
+
+    page.route("**/fragments/output", hold_the_command_render)
+    page.click("#tab-command")
+    for _ in range(250):  # Playwright runs the route handler while the test waits on it
+        if held:
+            break
+        page.wait_for_timeout(20)
+    assert held, "the Command tab asks for a render"
+    page.click("#tab-prompt")
+    with page.expect_event("requestfinished"):
+        held[0].continue_()
+    page.wait_for_timeout(200)  # past htmx's settle delay (20 ms)
+    expect(page.locator("#tab-prompt")).to_have_attribute("aria-selected", "true")
+    expect(page.locator("#view-prompt")).to_be_visible()
+    expect(page.locator("#view-command")).to_be_hidden()
