@@ -3,6 +3,8 @@ template sees, problems as lint marks at their line, and no style blocked by the
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 from playwright.sync_api import Page, expect
 
@@ -16,16 +18,26 @@ def type_at_end(page: Page, text: str) -> None:
     page.keyboard.type(text)
 
 
-def offered(page: Page) -> list[str]:
-    """The labels of the completion list shown right now."""
+def offered(page: Page, check: Callable[[list[str]], bool]) -> list[str]:
+    """The labels of the completion list once they pass `check`.
+
+    CodeMirror updates an open list a moment after the keys that change it (later on a
+    busy machine): the list first seen may still be the one for the text typed before.
+    """
     options = page.locator(".cm-tooltip-autocomplete li .cm-completionLabel")
     expect(options.first).to_be_visible()
-    return options.all_inner_texts()
+    labels: list[str] = []
+    for _ in range(100):
+        labels = options.all_inner_texts()
+        if check(labels):
+            return labels
+        page.wait_for_timeout(100)
+    raise AssertionError(f"the completion list offers {labels}")
 
 
 def test_completion_offers_the_names_a_template_sees(page: Page) -> None:
     type_at_end(page, "\n{{ add_gen")
-    assert offered(page)[0] == "add_generation_prompt"
+    offered(page, lambda labels: labels[:1] == ["add_generation_prompt"])
     # CodeMirror ignores Enter for 75 ms after the list opens (`interactionDelay`), so
     # that a newline typed at once is not taken as a choice: a user pauses to choose.
     page.wait_for_timeout(150)
@@ -34,33 +46,33 @@ def test_completion_offers_the_names_a_template_sees(page: Page) -> None:
         "{{ add_generation_prompt"
     )
     page.keyboard.type(" }}\n{{ mess")
-    assert "messages" in offered(page)
+    offered(page, lambda labels: "messages" in labels)
     page.keyboard.press("Escape")
     # A name the template takes from `messages` has a message's fields; one from `tools`,
     # a tool schema's.
     page.keyboard.type("ages }}\n{% for m in messages %}{{ m.")
-    assert {"role", "content", "tool_calls", "tool_call_id"} <= set(offered(page))
+    offered(page, lambda labels: {"role", "content", "tool_calls", "tool_call_id"} <= set(labels))
     page.keyboard.press("Escape")
     page.keyboard.type("role }}{% endfor %}\n{% set last = messages[-1] %}{{ last.")
-    assert "content" in offered(page)
+    offered(page, lambda labels: "content" in labels)
     page.keyboard.press("Escape")
     page.keyboard.type("content }}\n{% for t in tools %}{{ t.")
-    assert offered(page) == ["function", "type"]
+    offered(page, lambda labels: labels == ["function", "type"])
 
 
 def test_completion_offers_the_kwargs_and_special_tokens_sent(page: Page) -> None:
     page.fill("#kwargs", '{"enable_thinking": false}')
     page.fill("#special_tokens", '{"pad_token": "<pad>"}')
     type_at_end(page, "\n{{ enable_")
-    assert offered(page) == ["enable_thinking"]
+    offered(page, lambda labels: labels == ["enable_thinking"])
     page.keyboard.press("Escape")
     page.keyboard.type(" }}{{ pad_")
-    assert offered(page) == ["pad_token"]
+    offered(page, lambda labels: labels == ["pad_token"])
 
 
 def test_escape_closes_the_completion_list_before_it_leaves_the_editor(page: Page) -> None:
     type_at_end(page, "\n{{ mess")
-    offered(page)
+    offered(page, lambda labels: "messages" in labels)
     page.keyboard.press("Escape")
     expect(page.locator(".cm-tooltip-autocomplete")).to_have_count(0)
     assert page.evaluate("() => window.playground.editor.hasFocus()")
