@@ -24,6 +24,7 @@ from app.render.limits import DEFAULT_LIMITS
 from tests.support.corpus import PINNED_NOW, case_request, load_conversations
 from tests.support.edge_llm import RECORDED, recorded
 from tests.support.shared_data import needs_shared, template_files
+from tests.support.timing import cpu_seconds
 
 pytestmark = pytest.mark.skipif(not RECORDED.exists(), reason="no Edge-LLM recording")
 
@@ -274,12 +275,9 @@ def test_system_only_context() -> None:
 
 def test_hostile_templates_scan_in_linear_time() -> None:
     """The content-block scan grows with the template, not with its square."""
-    import timeit
 
     def cost(source: str) -> float:
-        # The fastest of seven: on a busy machine one run may lose the CPU for longer than
-        # the small template's whole scan takes.
-        return min(timeit.repeat(lambda: expects_content_blocks(source), number=5, repeat=7))
+        return cpu_seconds(lambda: [expects_content_blocks(source) for _ in range(5)])
 
     for unit in ("{% for a in b %}", "{%", "{% for x in y if z ", "%}{%"):
         small, large = unit * (10_000 // len(unit)), unit * (100_000 // len(unit))

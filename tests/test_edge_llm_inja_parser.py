@@ -9,7 +9,6 @@ does), and, where F3's recorder has run, checked against the real parser's verdi
 from __future__ import annotations
 
 import contextlib
-import time
 
 import pytest
 
@@ -17,6 +16,7 @@ from app.render.engines.edge_llm.inja import nodes as n
 from app.render.engines.edge_llm.inja.parser import LoadError, parse
 from tests.support.edge_llm import RECORDED, recorded
 from tests.support.shared_data import needs_shared, template_files
+from tests.support.timing import cpu_seconds
 
 # ------------------------------------------------------------------ refused constructs
 
@@ -321,12 +321,7 @@ def test_load_verdicts_agree_with_the_recorded_oracle() -> None:
 
 
 def _best_time(fn, text: str) -> float:
-    best = float("inf")
-    for _ in range(3):
-        start = time.perf_counter()
-        fn(text)
-        best = min(best, time.perf_counter() - start)
-    return best
+    return cpu_seconds(lambda: fn(text))
 
 
 def _parse_quietly(text: str) -> None:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from typing import Any
 
 import pytest
@@ -27,6 +26,7 @@ from app.render.core import RenderRequest
 from app.render.engines.llamacpp.answers import derive, read_completion
 from app.render.limits import DEFAULT_LIMITS
 from tests.support.shared_data import require_shared
+from tests.support.timing import cpu_seconds
 from tests.test_llamacpp_answers import (
     _ANSWER_CASES,
     _ANSWERS,
@@ -264,12 +264,8 @@ def test_hostile_unterminated_arguments_note_is_linear() -> None:
     request = _request("Qwen-Qwen3-0.6B.jinja")
     read_completion(request, "warm up", DEFAULT_LIMITS)  # the analysis, cached
     completion = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "' + "x[{" * 33_000
-    start = time.perf_counter()
     answer = read_completion(request, completion, DEFAULT_LIMITS)
-    elapsed = time.perf_counter() - start
+    elapsed = cpu_seconds(lambda: read_completion(request, completion, DEFAULT_LIMITS))
     assert answer.error is not None or answer.notes
-    start = time.perf_counter()
-    for _ in range(20):
-        sum(1 for char in completion if char == "[")
-    scan = (time.perf_counter() - start) / 20
+    scan = cpu_seconds(lambda: sum(1 for char in completion if char == "["), repeat=20)
     assert elapsed / max(scan, 1e-6) < 2000

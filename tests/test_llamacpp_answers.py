@@ -17,7 +17,6 @@ options), and hostile completions.
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +34,7 @@ from app.render.engines.llamacpp.answers.derive import analysis_for, chat_templa
 from app.render.limits import DEFAULT_LIMITS
 from tests.support import REPO
 from tests.support.shared_data import TEMPLATES_DIR, needs_shared
+from tests.support.timing import cpu_seconds
 
 DATA = REPO / "tests" / "support" / "llamacpp"
 
@@ -177,14 +177,10 @@ _HOSTILE = {
 def test_hostile_completion_returns_quickly(kind: str) -> None:
     completion = _HOSTILE[kind][:100_000]
     _read("Qwen-Qwen3-0.6B.jinja", "warm up", tools=True)  # the analysis, cached
-    start = time.perf_counter()
     answer = _read("Qwen-Qwen3-0.6B.jinja", completion, tools=True)
-    elapsed = time.perf_counter() - start
     assert answer.error is not None or answer.content is not None
-    start = time.perf_counter()
-    for _ in range(20):
-        sum(1 for char in completion if char == "<")
-    scan = (time.perf_counter() - start) / 20
+    elapsed = cpu_seconds(lambda: _read("Qwen-Qwen3-0.6B.jinja", completion, tools=True))
+    scan = cpu_seconds(lambda: sum(1 for char in completion if char == "<"), repeat=20)
     # Parsing is a handful of linear passes; a backtracking blow-up is thousands of them.
     assert elapsed / max(scan, 1e-6) < 2000
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import time
 from collections.abc import Callable
 from functools import reduce
 from typing import Any
@@ -30,6 +29,7 @@ from app.render.engines.llamacpp.answers.chat_peg_mapper import (
 )
 from app.render.engines.llamacpp.answers.peg_builder import Builder
 from tests.support import REPO
+from tests.support.timing import cpu_seconds
 
 FIXTURE = json.loads((REPO / "tests/support/llamacpp/peg_cases.json").read_text())
 CASES = FIXTURE["cases"]
@@ -203,12 +203,7 @@ def test_normalize_quotes_to_json(python: str, json_text: str) -> None:
 
 # Hostile completions: the parse stays linear in the text.
 def seconds(run: Callable[[], object]) -> float:
-    best = float("inf")
-    for _ in range(3):
-        began = time.perf_counter()
-        run()
-        best = min(best, time.perf_counter() - began)
-    return best
+    return cpu_seconds(run)
 
 
 def tool_grammar(p: ChatBuilder) -> Any:

@@ -12,9 +12,7 @@ time about linear in their length. The suggestion for each shared template is pi
 
 from __future__ import annotations
 
-import gc
 import json
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -33,6 +31,7 @@ from app.render.engines.vllm.answers.suggest import suggest_each
 from app.render.limits import DEFAULT_LIMITS
 from tests.support import REPO
 from tests.support.shared_data import needs_shared, template_files
+from tests.support.timing import cpu_seconds
 
 ANSWERS = REPO / "tests" / "support" / "vllm" / "answers"
 CASES = REPO / "tests" / "support" / "vllm" / "parser_cases"
@@ -138,19 +137,8 @@ def test_vllm_own_test_cases(name: str, case: dict[str, Any]) -> None:
 
 
 def _best_time(run: Callable[[], object]) -> float:
-    """The best of two timings, the garbage collector held off (its passes over the
-    many objects a long answer makes are not the parser's doing; nor is a collection
-    first, which late in the suite walks gigabytes of other tests' objects)."""
-    best = float("inf")
-    gc.disable()
-    try:
-        for _ in range(2):
-            started = time.perf_counter()
-            run()
-            best = min(best, time.perf_counter() - started)
-    finally:
-        gc.enable()
-    return best
+    """The least CPU time of two calls (`tests.support.timing`)."""
+    return cpu_seconds(run, repeat=2)
 
 
 def _scan(text: str) -> Callable[[], object]:

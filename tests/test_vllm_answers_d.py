@@ -14,13 +14,13 @@ import importlib
 import inspect
 import json
 import re
-import time
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from tests.support import REPO
+from tests.support.timing import cpu_seconds
 
 ANSWERS = REPO / "tests" / "support" / "vllm" / "answers"
 CASES = REPO / "tests" / "support" / "vllm" / "parser_cases"
@@ -204,12 +204,7 @@ SCAN = re.compile(r"[<>|｜:\n]|[^<>|｜:\n]+")
 
 
 def _best_time(call: Callable[[], object]) -> float:
-    best = float("inf")
-    for _ in range(3):
-        started = time.perf_counter()
-        call()
-        best = min(best, time.perf_counter() - started)
-    return best
+    return cpu_seconds(call)
 
 
 @pytest.mark.parametrize(
