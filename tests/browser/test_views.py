@@ -174,9 +174,12 @@ def test_a_tab_opened_while_a_render_is_on_its_way_stays_open(page: Page) -> Non
         page.wait_for_timeout(20)
     assert held, "the Command tab asks for a render"
     page.click("#tab-prompt")
-    with page.expect_event("requestfinished"):
-        held[0].continue_()
-    page.wait_for_timeout(200)  # past htmx's settle delay (20 ms)
+    page.evaluate(
+        """() => { window.settled = new Promise((done) =>
+            document.body.addEventListener("htmx:afterSettle", done, { once: true })); }"""
+    )
+    held[0].continue_()
+    page.evaluate("() => window.settled.then(() => true)")  # the answer swapped and settled
     expect(page.locator("#tab-prompt")).to_have_attribute("aria-selected", "true")
     expect(page.locator("#view-prompt")).to_be_visible()
     expect(page.locator("#view-command")).to_be_hidden()
