@@ -8,6 +8,7 @@ import operator
 import os
 import subprocess
 import sys
+from concurrent.futures import Future
 from pathlib import Path
 
 import pytest
@@ -40,6 +41,31 @@ def test_workers_that_die_as_they_start_make_the_pool_unavailable_not_broken():
             pool.run(operator.add, 1, 2)
     finally:
         pool.close()
+
+
+class _StoppedPool:
+    """pebble's pool as it is after its workers died as they started, when a task was
+    queued at that very moment: its loops have stopped, so the task is never picked up
+    and its future never completes (a race that CI met: the test above then waited out
+    the backstop and answered LimitExceeded)."""
+
+    active = False
+
+    def schedule(self, *args, **kwargs):
+        return Future()
+
+    def stop(self):
+        pass
+
+    def join(self):
+        pass
+
+
+def test_a_task_queued_as_the_pool_breaks_is_pool_unavailable_not_a_timeout(monkeypatch):
+    pool = WorkerPool(cpu_seconds=2, memory_bytes=256 << 20, workers=1)
+    monkeypatch.setattr(pool, "_ensure_pool", _StoppedPool)
+    with pytest.raises(PoolUnavailable, match="stopped"):
+        pool.run(operator.add, 1, 2)
 
 
 #: Started at nice 10 by a user who may not raise priority again (no CAP_SYS_NICE): what

@@ -26,8 +26,9 @@ import os
 import pickle
 import signal
 import threading
+import time
 from collections.abc import Callable
-from concurrent.futures import CancelledError
+from concurrent.futures import CancelledError, Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures.process import BrokenProcessPool
 from types import MappingProxyType
@@ -49,6 +50,8 @@ WALL_CLOCK_FACTOR = 4
 #: Seconds a caller waits past the backstop before it presumes the pool broken: time for
 #: pebble to notice the timeout, kill the worker and report.
 STUCK_GRACE_SECONDS = 2.0
+#: How often a waiting caller checks that the pool still runs (see `_result`).
+HEALTH_CHECK_SECONDS = 0.25
 
 #: Modules every worker process imports before it forks (pools add theirs): loaded once
 #: in multiprocessing's forkserver, a replaced worker starts in milliseconds. There is one
@@ -87,6 +90,27 @@ class PoolUnavailable(ApiError):
             f"({self.reason.strip()[:200]}); try again in a few seconds."
         )
         return {"type": "WorkersUnavailable", "message": message}
+
+
+def _result(pool: ProcessPool, future: Future, timeout: float) -> Any:
+    """The task's answer within `timeout`, waited for in short slices.
+
+    When pebble's workers die as they start, it stops its loops; a task queued at that
+    moment is never picked up and its future never completes. Waiting it out would take
+    the whole backstop and look like a task over its limit: between slices, a pool that
+    no longer runs is said to be unavailable (a 503).
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        left = deadline - time.monotonic()
+        try:
+            return future.result(timeout=max(0.0, min(HEALTH_CHECK_SECONDS, left)))
+        except FutureTimeout:
+            if left <= HEALTH_CHECK_SECONDS:
+                raise
+            if not pool.active and not future.done():
+                reason = "its workers expired as they started; the pool stopped"
+                raise PoolUnavailable(reason) from None
 
 
 class _AnswerUnpickler(pickle.Unpickler):
@@ -186,8 +210,9 @@ class WorkerPool:
 
     def _wait(self, payload: bytes, ahead: int) -> tuple[bool, Any, float]:
         """Schedule and wait, within the backstop plus a grace; map pebble's failures."""
+        pool = self._ensure_pool()
         try:
-            future = self._ensure_pool().schedule(
+            future = pool.schedule(
                 run_guarded,
                 args=(self.cpu_seconds, payload),
                 timeout=self.wall_seconds + TRANSFER_GRACE_SECONDS,
@@ -196,7 +221,7 @@ class WorkerPool:
             raise PoolUnavailable(str(error)) from None
         try:
             task_seconds = self.wall_seconds + TRANSFER_GRACE_SECONDS
-            answer = future.result(timeout=(ahead + 1) * task_seconds + STUCK_GRACE_SECONDS)
+            answer = _result(pool, future, (ahead + 1) * task_seconds + STUCK_GRACE_SECONDS)
         except CpuTimeExceeded:
             # The CPU timer fired between the task's end and its disarming: still a hit.
             raise limit_exceeded("cpu_seconds", f"{self.noun} used up its CPU time.") from None
