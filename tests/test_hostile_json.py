@@ -10,6 +10,7 @@ import pytest
 from app.pool import WorkerPool
 from app.problems import TemplateProblem
 from app.untrusted_json import JSONRefused, loads, nesting_depth
+from tests.support.pool_stubs import NeverAnswers
 
 HELLO = [{"role": "user", "content": "Hello!"}]
 
@@ -111,25 +112,10 @@ def test_a_task_that_cannot_be_sent_fails_at_once_and_the_pool_keeps_working():
         pool.close()
 
 
-class _NeverDone:
-    """A stand-in for a wedged pebble pool: it takes tasks and never answers."""
-
-    def schedule(self, *args, **kwargs):
-        from concurrent.futures import Future
-
-        return Future()
-
-    def stop(self):
-        pass
-
-    def join(self):
-        pass
-
-
 @pytest.mark.timing
 def test_every_wait_on_a_pool_is_bounded():
     pool = WorkerPool(cpu_seconds=0.1, memory_bytes=256 << 20, workers=1)
-    pool._ensure_pool = lambda: _NeverDone()  # type: ignore[method-assign]
+    pool._ensure_pool = NeverAnswers  # type: ignore[method-assign]  # a wedged pool
     started = time.monotonic()
     with pytest.raises(TemplateProblem) as problem:
         pool.run(_identity, 1)

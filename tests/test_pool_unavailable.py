@@ -8,12 +8,12 @@ import operator
 import os
 import subprocess
 import sys
-from concurrent.futures import Future
 from pathlib import Path
 
 import pytest
 
 from app.pool import PoolUnavailable, WorkerPool
+from tests.support.pool_stubs import NeverAnswers
 
 BODY = {"template": "{{ messages[0].content }}", "messages": [{"role": "user", "content": "Hi"}]}
 
@@ -43,27 +43,12 @@ def test_workers_that_die_as_they_start_make_the_pool_unavailable_not_broken():
         pool.close()
 
 
-class _StoppedPool:
-    """pebble's pool as it is after its workers died as they started, when a task was
-    queued at that very moment: its loops have stopped, so the task is never picked up
-    and its future never completes (a race that CI met: the test above then waited out
-    the backstop and answered LimitExceeded)."""
-
-    active = False
-
-    def schedule(self, *args, **kwargs):
-        return Future()
-
-    def stop(self):
-        pass
-
-    def join(self):
-        pass
-
-
 def test_a_task_queued_as_the_pool_breaks_is_pool_unavailable_not_a_timeout(monkeypatch):
+    """pebble's loops stop when its workers die as they start; a task queued at that very
+    moment is never picked up (a race that CI met: the test above then waited out the
+    backstop and answered LimitExceeded)."""
     pool = WorkerPool(cpu_seconds=2, memory_bytes=256 << 20, workers=1)
-    monkeypatch.setattr(pool, "_ensure_pool", _StoppedPool)
+    monkeypatch.setattr(pool, "_ensure_pool", lambda: NeverAnswers(active=False))
     with pytest.raises(PoolUnavailable, match="stopped"):
         pool.run(operator.add, 1, 2)
 

@@ -4,8 +4,8 @@ Tests and benches both import from here, and never from each other: the gunicorn
 launcher (`server`), the conversation corpus (`corpus`), the reference renders through
 transformers (`reference`), the read-only data folder beside the repository
 (`shared_data`), @huggingface/jinja run directly under Node (`hf_jinja`), hostile
-inputs, the throwaway PostgreSQL server, GGUF field readers and the CPU timings of the
-linear-time checks (`timing`).
+inputs, the throwaway PostgreSQL server, GGUF field readers, a pebble pool that never
+answers (`pool_stubs`) and the CPU timings of the linear-time checks (`timing`).
 """
 
 from __future__ import annotations
