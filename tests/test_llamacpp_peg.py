@@ -202,10 +202,6 @@ def test_normalize_quotes_to_json(python: str, json_text: str) -> None:
 
 
 # Hostile completions: the parse stays linear in the text.
-def seconds(run: Callable[[], object]) -> float:
-    return cpu_seconds(run)
-
-
 def tool_grammar(p: ChatBuilder) -> Any:
     tools = FIXTURE["tools"]["create_tools"]
     think = p.optional("<think>" + p.reasoning(p.until("</think>")) + "</think>")
@@ -247,7 +243,7 @@ def test_hostile_text_parses_in_linear_time(grammar: Callable, name: str) -> Non
 
     small, big = HOSTILE[name](10_000), HOSTILE[name](100_000)
     assert len(big) >= 90_000
-    ratio = seconds(lambda: run(big)) / max(seconds(lambda: run(small)), 2e-3)
+    ratio = cpu_seconds(lambda: run(big)) / max(cpu_seconds(lambda: run(small)), 2e-3)
     assert ratio < 30, f"{name}: 10x the text took {ratio:.0f}x the time"
 
 

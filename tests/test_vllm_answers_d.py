@@ -203,10 +203,6 @@ HOSTILE: dict[str, tuple[tuple[str, str, int, str], ...]] = {
 SCAN = re.compile(r"[<>|｜:\n]|[^<>|｜:\n]+")
 
 
-def _best_time(call: Callable[[], object]) -> float:
-    return cpu_seconds(call)
-
-
 @pytest.mark.parametrize(
     "stem, shape",
     [
@@ -230,13 +226,13 @@ def test_hostile_answers_take_linear_time(stem: str, shape: tuple[str, str, int,
         return lambda: len(SCAN.findall(answer))
 
     read(text)()  # it returns
-    big = _best_time(read(text))
+    big = cpu_seconds(read(text))
     if big < 0.002:
         return  # too quick for a ratio of timings to mean anything
-    parse_growth = big / max(_best_time(read(small)), 1e-6)
-    scan_growth = _best_time(scan(text)) / max(_best_time(scan(small)), 1e-6)
+    parse_growth = big / max(cpu_seconds(read(small)), 1e-6)
+    scan_growth = cpu_seconds(scan(text)) / max(cpu_seconds(scan(small)), 1e-6)
     assert parse_growth < max(2 * scan_growth, 12)  # quadratic: 16
-    assert big < 200 * max(_best_time(scan(text)), 1e-5)
+    assert big < 200 * max(cpu_seconds(scan(text)), 1e-5)
 
 
 NOTES = [

@@ -18,8 +18,8 @@ def type_at_end(page: Page, text: str) -> None:
     page.keyboard.type(text)
 
 
-def offered(page: Page, check: Callable[[list[str]], bool]) -> list[str]:
-    """The labels of the completion list once they pass `check`.
+def offered(page: Page, check: Callable[[list[str]], bool]) -> None:
+    """Wait until the labels of the completion list pass `check`.
 
     CodeMirror updates an open list a moment after the keys that change it (later on a
     busy machine): the list first seen may still be the one for the text typed before.
@@ -30,7 +30,7 @@ def offered(page: Page, check: Callable[[list[str]], bool]) -> list[str]:
     for _ in range(100):
         labels = options.all_inner_texts()
         if check(labels):
-            return labels
+            return
         page.wait_for_timeout(100)
     raise AssertionError(f"the completion list offers {labels}")
 
