@@ -4,6 +4,7 @@ sandbox worker are replaced, never left hanging)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -43,11 +44,13 @@ BOMBS = {
 
 @pytest.fixture(scope="module")
 def small(tmp_path_factory):
-    """One sandbox worker with half a second of CPU, 128 MiB and 10,000 characters."""
+    """One sandbox worker with two seconds of CPU, 128 MiB and 10,000 characters (the
+    memory bomb needs a good part of a second to build its text, more on a busy machine,
+    and must reach the heap's end before the clock's)."""
     config = {
         "TESTING": True,
         "DATA_DIR": str(tmp_path_factory.mktemp("small")),
-        "CPU_SECONDS": 0.5,
+        "CPU_SECONDS": 2.0,
         "MEMORY_MB": 128,
         "OUTPUT_CHARS": 10_000,
         "THREADS": 1,
@@ -117,6 +120,21 @@ def test_the_node_heap_is_the_memory_allowance():
         tight.render(template, {"messages": []}, None)
     assert refused.value.limit == "memory"
     tight.stop()
+
+
+def test_a_render_that_filled_the_heap_leaves_the_next_one_its_whole_allowance():
+    """64 Mi characters and their upper-case copy fill 128 MiB of heap: that render may
+    succeed or hit `memory`, but the next one, a tiny one, must not pay for it (V8 marks
+    what was live when a collection began, so a later collection can die of that garbage)."""
+    template = BOMBS["memory"].replace("range(27)", "range(26)")
+    renderer = NodeRenderer(RenderLimits(memory_bytes=128 * 1024 * 1024))
+    try:
+        for _ in range(3):
+            with contextlib.suppress(TemplateProblem):
+                renderer.render(template, {"messages": []}, None)
+            assert renderer.render(ECHO, {"messages": HELLO}, None) == "<user>Hi"
+    finally:
+        renderer.stop()
 
 
 def test_a_template_error_is_a_422_with_the_library_s_message(client):

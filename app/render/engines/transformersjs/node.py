@@ -223,7 +223,7 @@ class NodeRenderer:
         heap_mb = max(self.limits.memory_bytes // (1024 * 1024), 16)
         address_space = NODE_BASE_ADDRESS_SPACE + self.limits.memory_bytes
         return subprocess.Popen(
-            [node, f"--max-old-space-size={heap_mb}", str(RUNNER)],
+            [node, "--expose-gc", f"--max-old-space-size={heap_mb}", str(RUNNER)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
