@@ -16,6 +16,9 @@
   const tools = document.getElementById("tools");
   if (!form || !kind || !fill || !undo || !completion || !status || !tools) return;
   const history = []; // what each fill replaced, newest last
+  // Only the latest Fill is applied: a double click asks twice, and the earlier answer,
+  // arriving first, would otherwise be recorded as what the later one replaced.
+  let latest = 0;
 
   function say(text) {
     status.textContent = text;
@@ -42,14 +45,16 @@
 
   async function fillIn() {
     const label = kind.options[kind.selectedIndex].textContent;
+    const asked = ++latest;
     say("Rendering…");
     let reply;
     try {
       reply = await request(kind.value);
     } catch (error) {
-      say(`The completion could not be made: ${error.message}`);
+      if (asked === latest) say(`The completion could not be made: ${error.message}`);
       return;
     }
+    if (asked !== latest) return;
     if (!reply.ok) {
       say(`This template cannot write ${label}: ${reply.answer.error.message}`);
       return;
@@ -71,6 +76,7 @@
   fill.addEventListener("click", fillIn);
   undo.addEventListener("click", () => {
     if (!history.length) return;
+    latest += 1; // a fill still on its way would undo the Undo
     const before = history.pop();
     put(before.completion, before.tools);
     say("Restored the completion before the last fill.");

@@ -88,6 +88,21 @@ def test_the_menu_and_the_view_work_from_the_keyboard(page: Page) -> None:
     expect(page.locator('.response[data-engine="llama.cpp"]')).to_be_visible()
 
 
+def test_a_fill_asked_for_twice_is_undone_in_one_step(page: Page) -> None:
+    """A double click asks twice; the answer that comes second must not record the first
+    one's text as what it replaced, or Undo brings back a fill instead of the user's text."""
+    load_qwen3(page)
+    page.locator("#completion-box summary").click()
+    page.fill("#completion", "my own text")
+    page.select_option("#completion-kind", label="a plain answer")
+    page.dblclick("#completion-fill")
+    expect(page.locator("#completion-status")).to_contain_text("Filled with")
+    expect(page.locator("#completion")).not_to_have_value("my own text")
+    page.click("#completion-undo")
+    expect(page.locator("#completion")).to_have_value("my own text")
+    expect(page.locator("#completion-undo")).to_be_disabled()
+
+
 @pytest.mark.skipif(not AXE.is_file(), reason="axe-core is missing: run ./playground (npm ci)")
 @pytest.mark.parametrize("width", WIDTHS)
 def test_no_serious_violations_in_the_response_view(
