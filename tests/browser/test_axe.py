@@ -14,6 +14,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.browser.conftest import compare_with
+from tests.browser.library import load_library
 from tests.support import REPO
 from tests.support.shared_data import VOCAB_DIR, needs_shared
 
@@ -110,7 +111,7 @@ def test_no_serious_violations_with_real_content(new_page: Callable[..., Page], 
     edit = page.locator('.pane-button[data-pane="inputs"]')
     if edit.is_visible():
         edit.click()
-    page.select_option("#library-select", "qwen3")
+    load_library(page, "qwen3")
     page.select_option("#example-select", "parallel-tools")
     page.click("#example-load")
     expect(page.locator("#prompt-raw")).to_have_value(re.compile("get_local_time"))

@@ -8,6 +8,8 @@ import re
 import pytest
 from playwright.sync_api import Page, expect
 
+from tests.browser.library import load_library
+
 pytestmark = pytest.mark.browser
 
 MESSAGES = [{"role": "developer", "content": "Be brief."}, {"role": "user", "content": "Hi"}]
@@ -207,9 +209,3 @@ def test_arguments_stay_as_typed_and_each_engine_says_how_it_got_them(page: Page
     expect(page.locator("#view-diff")).to_contain_text("Against the transformers engine.")
     expect(page.locator("#view-diff .problem")).to_have_count(0)
     expect(page.locator("#diff-stats")).to_contain_text("0 lines removed, 0 lines added")
-
-
-def load_library(page: Page, name: str) -> None:
-    text = page.request.get(f"/api/library/{name}").json()["template"]
-    page.select_option("#library-select", name)  # loads it at once
-    page.wait_for_function("(text) => window.playground.editor.getValue() === text", arg=text)

@@ -8,6 +8,8 @@ import re
 import pytest
 from playwright.sync_api import Page, expect
 
+from tests.browser.library import load_library
+
 pytestmark = pytest.mark.browser
 
 #: Every example in the menu (static/examples.js).
@@ -89,9 +91,3 @@ def test_the_parallel_calls_example_finds_a_template_that_refuses_them(page: Pag
     load_library(page, "llama3.1")
     choose(page, "parallel-tools")
     expect(page.locator("#problem")).to_contain_text("single tool-calls")
-
-
-def load_library(page: Page, name: str) -> None:
-    text = page.request.get(f"/api/library/{name}").json()["template"]
-    page.select_option("#library-select", name)  # loads it at once
-    page.wait_for_function("(text) => window.playground.editor.getValue() === text", arg=text)

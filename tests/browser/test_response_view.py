@@ -11,13 +11,14 @@ from collections.abc import Callable
 import pytest
 from playwright.sync_api import Page, expect
 
+from tests.browser.library import load_library
 from tests.browser.test_axe import AXE, WIDTHS, open_page, show, violations
 
 pytestmark = pytest.mark.browser
 
 
 def load_qwen3(page: Page) -> None:
-    page.select_option("#library-select", "qwen3")
+    load_library(page, "qwen3")
     expect(page.locator("#prompt-raw")).to_have_value(re.compile(r"<\|im_start\|>assistant\n$"))
 
 
