@@ -41,8 +41,21 @@ def chromium_path() -> str:
 
 @pytest.fixture(scope="session")
 def browser_server() -> Iterator[Server]:
-    """The playground under gunicorn, as `./playground serve` runs it (one worker)."""
-    server = start_gunicorn({"PLAYGROUND_WORKERS": "1", "PLAYGROUND_THREADS": "4"})
+    """The playground under gunicorn, as `./playground serve` runs it (one worker).
+
+    Every test's pages come from one address, so the per-client concurrency is lifted:
+    with it, requests a finished test left running (renders its page had asked for, which
+    the server completes after the page closed) counted against the next test's first
+    page load, and a busy machine turned that into a 429 page. The limit itself is kept
+    where a page is tested against it (test_model_box's server, test_busy_server).
+    """
+    server = start_gunicorn(
+        {
+            "PLAYGROUND_WORKERS": "1",
+            "PLAYGROUND_THREADS": "4",
+            "PLAYGROUND_CLIENT_CONCURRENCY": "0",
+        }
+    )
     yield server
     server.close()
 
