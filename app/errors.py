@@ -7,7 +7,7 @@ for a person browsing). A view never builds an error body by hand.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, ClassVar
@@ -19,6 +19,9 @@ from typing import Any, ClassVar
 MESSAGE_CHARS = 4000
 #: The most characters of an error's type or limit name (normally a class name).
 NAME_CHARS = 100
+#: The most sentences of one list that leaves a worker (an answer's notes, a render's
+#: rewrites), the last saying how many more there were.
+MESSAGE_LINES = 20
 
 
 def plain_text(value: object, fallback: str) -> str:
@@ -45,6 +48,17 @@ def bounded_text(value: object, fallback: str, max_chars: int = MESSAGE_CHARS) -
     head, tail = kept * 3 // 4, kept - kept * 3 // 4
     cut = len(text) - head - tail
     return f"{text[:head]} … [{cut:,} of {len(text):,} characters cut] … {text[-tail:]}"
+
+
+def bounded_lines(
+    values: Iterable[object], fallback: str, most: int = MESSAGE_LINES
+) -> tuple[str, ...]:
+    """At most `most` sentences, each cut by `bounded_text`; a last one counts the rest
+    (one per piece of a hostile input: a dropped kwarg each, say)."""
+    lines = [bounded_text(value, fallback) for value in values]
+    if len(lines) <= most:
+        return tuple(lines)
+    return (*lines[: most - 1], f"… and {len(lines) - most + 1:,} more like these.")
 
 
 class ApiError(Exception):

@@ -285,3 +285,14 @@ def test_only_turn_delimiters_are_warned_as_split(app, client):
         assert not any(repr(plain) in message for message in split), plain
     assert found["end_of_turn_marker"] == "<|im_end|>"
     assert "end-marker-split" in {d["id"] for d in found["diagnostics"]}
+
+
+def test_a_finding_quotes_a_little_of_a_huge_token():
+    # The BOS token is the request's own: 1,000,000 characters of it came back in the
+    # finding that names it.
+    from app.analysis.vocab_checks import doubled_bos
+    from app.errors import MESSAGE_CHARS
+
+    bos = "<s>" * 333_333
+    [finding] = doubled_bos(bos + "Hello", "{{ bos_token }}", bos, True)
+    assert len(finding.message) <= MESSAGE_CHARS and "characters cut" in finding.message

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from app.answers.menu import END_MARKERS, KINDS, completion_of, end_of_turn, final_message
+from app.errors import MESSAGE_CHARS
 from app.render import engines
 from tests.support.answers import QUESTION, load_completions, menu_corpus, menu_request
 from tests.support.reference import reference_render
@@ -97,3 +98,13 @@ def test_tool_entries_bring_example_tools_when_there_are_none():
     assert made.completion == (
         '<call>get_weather {"city": "Paris"}</call><call>get_local_time {"city": "Paris"}</call>'
     )
+
+
+def test_a_note_quotes_a_little_of_a_huge_generation_prompt():
+    # The note quoted the whole part of the generation prompt the history leaves out:
+    # 1,000,000 characters of it came back in /api/completion.
+    prompt = "<|im_start|>assistant\n" + "z" * 10**6
+    made = completion_of("<|im_start|>assistant\nParis.<|im_end|>\n", prompt, {})
+    assert made.completion == "Paris."
+    [note] = made.notes
+    assert len(note) <= MESSAGE_CHARS and "characters cut" in note

@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from app.errors import MESSAGE_CHARS
+from app.errors import MESSAGE_CHARS, MESSAGE_LINES
 from app.render.engines import ENGINES
 from tests.support.reference import reference_render
 
@@ -193,3 +193,19 @@ def test_error_text_is_cut_in_the_worker_by_every_engine(client, engine):
     analysed = client.post("/api/analyze", json=body)
     assert analysed.status_code == 200
     assert len(analysed.get_data()) < 64 * 1024
+
+
+def test_what_an_engine_says_it_rewrote_is_cut_in_the_worker(client):
+    # Edge-LLM names the request fields it has no room for: a 1,000,000-character
+    # tool_choice came back whole in /api/render, 10,000 kwargs as 10,000 sentences.
+    render = {"template": "{{ messages[0].content }}", "messages": HELLO, "engine": "edge-llm"}
+    one = client.post("/api/render", json={**render, "kwargs": {"tool_choice": "x" * 10**6}})
+    assert one.status_code == 200
+    [rewrite] = one.json["rewrites"]
+    assert len(rewrite) <= MESSAGE_CHARS and "characters cut" in rewrite
+    kwargs = {f"k{i}": 1 for i in range(10_000)}
+    many = client.post("/api/render", json={**render, "kwargs": kwargs})
+    assert many.status_code == 200
+    rewrites = many.json["rewrites"]
+    assert len(rewrites) == MESSAGE_LINES and "9,981 more" in rewrites[-1]
+    assert len(many.get_data()) < 8 * 1024

@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from typing import Any
 
+from app.errors import bounded_text
 from app.problems import TemplateProblem
 from app.render.core import RenderRequest
 from app.text import common_prefix_length
@@ -53,6 +54,10 @@ class Diagnostic:
     severity: str  # "error", "warning" or "info"
     message: str
     line: int | None = None
+
+    def __post_init__(self) -> None:
+        # A finding may quote the request's own text (a special token, a marker).
+        object.__setattr__(self, "message", bounded_text(self.message, self.id))
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from app.analysis.examples import EXAMPLES
+from app.errors import bounded_text
 from app.problems import TemplateProblem
 from app.render.client import as_callers_send, with_text_arguments
 from app.render.core import Rendered, RenderRequest
@@ -195,8 +196,11 @@ def completion_of(
         start = max(common.rfind("\n"), common.rfind(">")) + 1
         opened = prompt[start:]
         notes.append(
-            "The template writes the answer in the history without the generation prompt's "
-            f"{opened!r}, so the completion is what follows it there."
+            bounded_text(
+                "The template writes the answer in the history without the generation "
+                f"prompt's {opened!r}, so the completion is what follows it there.",
+                "",
+            )
         )
     tail = with_message[start:]
     completion = tail[: end_of_turn(tail, special_tokens)]

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from app.answers.roundtrip import RoundTrip, compare, next_request, sent_back, unchecked
+from app.errors import bounded_text
 from app.problems import TemplateProblem, limit_exceeded
 from app.render.answer import AnswerRequest, ParsedAnswer, ParserOption, Reading
 from app.render.client import as_callers_send
@@ -144,7 +145,8 @@ def _round_trip(
         prompt = render(request).prompt
         next_prompt = render(next_request(request, message)).prompt
     except TemplateProblem as problem:
-        return RoundTrip(None, f"The next request does not render: {problem.message}")
+        reason = bounded_text(f"The next request does not render: {problem.message}", "")
+        return RoundTrip(None, reason)
     return compare(prompt, completion, next_prompt, answer)
 
 

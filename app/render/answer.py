@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.errors import bounded_lines, bounded_text
 from app.render.core import Engine, RenderRequest
 from app.render.limits import RenderLimits
 
@@ -54,6 +55,15 @@ class ParsedAnswer:
     #: The runtime's error when it answers one instead of a message (llama-server's
     #: "Failed to parse input" is an HTTP 500 to its client), else None.
     error: str | None = None
+
+    def __post_init__(self) -> None:
+        # Notes and errors may quote the completion (the region that is not JSON, the
+        # name of a function dropped): cut here, where the worker makes the answer, so a
+        # completion of PLAYGROUND_COMPLETION_KB is not sent back once per sentence. The
+        # message's own fields are the runtime's answer, and stay whole.
+        object.__setattr__(self, "notes", bounded_lines(self.notes, "A note."))
+        if self.error is not None:
+            object.__setattr__(self, "error", bounded_text(self.error, "An error."))
 
     def message(self) -> dict[str, Any] | None:
         """The assistant message as the runtime's OpenAI-compatible API sends it (None

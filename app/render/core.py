@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from app.errors import bounded_lines
 from app.problems import TemplateProblem, problem_from_exception
 from app.render.command_line import CommandContext, CommandLine
 from app.render.limits import DEFAULT_LIMITS, RenderLimits, check_template_size
@@ -60,6 +61,11 @@ class Rendered:
     prompt: str
     generation_spans: list[tuple[int, int]]
     rewrites: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        # A rewrite may quote the request (a tool_choice or kwarg name of megabytes, one
+        # sentence per dropped kwarg): cut in the worker that renders.
+        object.__setattr__(self, "rewrites", list(bounded_lines(self.rewrites, "A rewrite.")))
 
 
 class Engine(ABC):
