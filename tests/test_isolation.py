@@ -150,22 +150,102 @@ def test_objects_raised_by_a_template_come_back_as_text(live_server, name, engin
     assert words in error["message"]
 
 
-@pytest.mark.parametrize("path", ["/api/analyze", "/api/diff", "/fragments/output"])
+#: Every route that renders a visitor's template, and how it is asked to: a JSON body, a
+#: form, or a share opened by its link.
+_BODIES = ("/api/render", "/api/outputs", "/api/analyze", "/api/diff", "/api/command")
+_BODIES += ("/api/parse", "/api/roundtrip", "/api/completion")
+RENDERING = {
+    **{("POST", path): "json" for path in _BODIES},
+    **{("POST", path): "form" for path in ("/", "/fragments/output", "/fragments/completion")},
+    ("GET", "/s/<share_id>"): "share",
+}
+#: Every other route: none renders a template of the visitor's.
+NOT_RENDERING = {
+    ("GET", "/"),  # the first visit: the library's ChatML
+    ("GET", "/s/<share_id>.json"),  # the stored state, as it is
+    ("POST", "/api/shares"),  # stores a state without rendering it
+    ("POST", "/fragments/share"),
+    ("POST", "/download/template.jinja"),  # the template's text as a file
+    # Sources are read, not rendered; tokenizing takes text.
+    *(("POST", f"/api/sources/{kind}") for kind in ("gguf", "hf", "hub", "url")),
+    ("GET", "/api/sources/<source_id>"),
+    ("POST", "/api/tokenize"),
+    # Lists, files and counters.
+    *(("GET", path) for path in ("/healthz", "/metrics", "/api/engines", "/api/library")),
+    ("GET", "/api/library/<name>"),
+    ("GET", "/static/<path:filename>"),
+}
+#: The views a state may open: each computes what the others do not.
+VIEWS = ("analysis", "response", "command", "diff")
+#: The routes that open a view, and show a comparison with a second template.
+COMPARING = [("POST", "/api/outputs"), ("POST", "/"), ("POST", "/fragments/output")]
+COMPARING += [("GET", "/s/<share_id>")]
+
+
+def test_every_route_is_known_to_render_or_not(app):
+    # A new route must be listed: if it renders, the tests below ask it to.
+    routes = {
+        (method, rule.rule)
+        for rule in app.url_map.iter_rules()
+        for method in rule.methods - {"HEAD", "OPTIONS"}
+    }
+    assert routes == set(RENDERING) | NOT_RENDERING
+
+
+def _state(template: str, compared: str = "x") -> dict:
+    """A state that makes each route render `template` in each way it can (the prompt, a
+    completion to read and send back, an entry of the Completion menu), and compare it
+    with `compared`."""
+    return {
+        "template": template,
+        "messages": HELLO,
+        "add_generation_prompt": True,
+        "compare_template": compared,
+        "completion": "Hello.",
+    }
+
+
+def _ask(client, route: tuple[str, str], state: dict, view: str | None):
+    _, rule = route
+    if RENDERING[route] == "share":
+        made = client.post("/api/shares", json={**state, "view": view})
+        assert made.status_code in (200, 201), made.get_json()
+        return client.get(made.get_json()["url"])
+    if RENDERING[route] == "form":
+        form = {**state, "messages": json.dumps(HELLO), "add_generation_prompt": "on"}
+        return client.post(rule, data={**form, "view": view, "completion_kind": "answer"})
+    if rule == "/api/diff":
+        left = {**state, "template": state["compare_template"]}
+        return client.post(rule, json={"left": left, "right": state})
+    return client.post(rule, json={**state, "kind": "answer", "view": view})
+
+
+def _shown_as_text(client, route: tuple[str, str], state: dict, words: str) -> None:
+    views = VIEWS if route in COMPARING else (None,)
+    for view in views:
+        response = _ask(client, route, state, view)
+        assert response.status_code in (200, 422), (view, response.get_data()[:300])
+        if route == ("POST", "/api/command"):
+            # Command lines depend on no render: they come whatever the template raises.
+            assert response.status_code == 200 and response.json["commands"]
+            continue
+        assert words in response.get_data(as_text=True), view
+
+
+@pytest.mark.parametrize("route", RENDERING, ids=" ".join)
 @pytest.mark.parametrize("name", ["cycler", "loop", "self", "lipsum"])
-def test_objects_raised_by_a_template_are_text_on_every_endpoint(client, path, name):
+def test_objects_raised_by_a_template_are_text_on_every_endpoint(client, route, name):
     # /api/render answered 422; /api/analyze answered 500, because the portability rows
     # carried the raised object itself back from the worker.
     template, words = RAISED_OBJECTS[name]
-    body = {"template": template, "messages": HELLO}
-    if path == "/api/diff":
-        body = {"left": body, "right": {**body, "template": "x"}}
-    if path == "/fragments/output":
-        form = {"template": template, "messages": json.dumps(HELLO), "view": "analysis"}
-        response = client.post(path, data=form)
-    else:
-        response = client.post(path, json=body)
-    assert response.status_code in (200, 422), response.get_data()[:300]
-    assert words in response.get_data(as_text=True)
+    _shown_as_text(client, route, _state(template), words)
+
+
+@pytest.mark.parametrize("route", COMPARING, ids=" ".join)
+@pytest.mark.parametrize("name", ["cycler", "loop", "self", "lipsum"])
+def test_objects_raised_by_a_compared_template_are_text(client, route, name):
+    template, words = RAISED_OBJECTS[name]
+    _shown_as_text(client, route, {**_state("Hello.", template), "view": "diff"}, words)
 
 
 #: A message of 8 million characters, built by doubling: every engine's Jinja can do it.
