@@ -33,7 +33,12 @@ def _megabytes(text: str) -> int:
 SETTINGS = (
     Setting("CPU_SECONDS", 2.0, float, "Seconds one render may run before its worker is killed."),
     Setting("MEMORY_MB", 512, int, "Memory (MiB) a render worker may add on top of its start."),
-    Setting("OUTPUT_CHARS", 2_000_000, int, "Characters a render may write."),
+    Setting(
+        "OUTPUT_CHARS",
+        2_000_000,
+        int,
+        "Characters a render may write, and a message read from a completion may hold.",
+    ),
     Setting("TEMPLATE_KB", 256, int, "Largest template source accepted (KiB)."),
     Setting("MAX_BODY_MB", 8, float, "Largest JSON request body (MiB); larger gets 413."),
     Setting(

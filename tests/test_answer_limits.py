@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import json
 import re
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -93,22 +94,25 @@ def lifted(app, monkeypatch):
     return app
 
 
-@pytest.fixture(scope="module")
-def json_calls_source(app) -> str:
-    """A loaded tokenizer_config.json whose response template reads JSON tool calls."""
-    config = {"chat_template": QWEN3, "response_template": JSON_CALLS}
+def load_source(client, response_template: dict) -> str:
+    """The id of a loaded tokenizer_config.json with this response template."""
+    config = {"chat_template": QWEN3, "response_template": response_template}
     upload = {"f0": (io.BytesIO(json.dumps(config).encode()), "tokenizer_config.json")}
-    loaded = app.test_client().post(
-        "/api/sources/hf", data=upload, content_type="multipart/form-data"
-    )
+    loaded = client.post("/api/sources/hf", data=upload, content_type="multipart/form-data")
     assert loaded.status_code in (200, 201), loaded.get_json()
     return loaded.get_json()["id"]
+
+
+@pytest.fixture(scope="module")
+def json_calls_source(app) -> str:
+    """A loaded source whose response template reads JSON tool calls."""
+    return load_source(app.test_client(), JSON_CALLS)
 
 
 def said(entry: dict[str, Any], path: str = "") -> Iterator[tuple[str, str]]:
     """Every string of an engine's entry that says something about the completion: all
     but the message itself, whose fields are the completion's own text, as the runtime
-    returns it (bounded by `PLAYGROUND_COMPLETION_KB`, and never cut)."""
+    returns it (never cut: a larger one is refused, see `PLAYGROUND_OUTPUT_CHARS` below)."""
     if isinstance(entry, str):
         yield path, entry
     elif isinstance(entry, dict):
@@ -175,3 +179,74 @@ def test_why_the_next_request_does_not_render_stays_in_bounds(client):
         reason = entry["round_trip"]["reason"]
         assert reason.startswith("The next request does not render")
         assert len(reason) <= MESSAGE_CHARS and CUT.search(reason)
+
+
+HI = {
+    "template": QWEN3,
+    "messages": [{"role": "user", "content": "Hi"}],
+    "add_generation_prompt": True,
+}
+#: A response template whose tool-call opener backtracks catastrophically (`re`, as
+#: transformers' `regex`, tries every way to split a run of "a" before it gives up).
+BACKTRACKING = {
+    "start_anchor": "<|im_start|>assistant\n",
+    "fields": {"content": {}, "tool_calls": {"open_pattern": "(a+)+b", "close": "</tool_call>"}},
+}
+
+
+@pytest.mark.timing
+def test_a_reading_that_runs_out_of_cpu_names_the_limit(app, client):
+    body = {**HI, "completion": "a" * 64 + "!", "source": load_source(client, BACKTRACKING)}
+    for path in ("/api/parse", "/api/roundtrip"):
+        started = time.monotonic()
+        answer = client.post(path, json=body)
+        seconds = time.monotonic() - started
+        assert answer.status_code == 200, answer.get_data()[:300]
+        engines = {entry["engine"]: entry for entry in answer.get_json()["engines"]}
+        problem = engines["transformers"]["problem"]
+        assert problem and problem["limit"] == "cpu_seconds", engines["transformers"]
+        assert "CPU time" in problem["message"]
+        assert engines["llama.cpp"]["message"]["content"] == body["completion"]
+        # The CPU allowance, or the wall-clock backstop on a busy machine.
+        assert seconds < 4 * app.config["CPU_SECONDS"] + 5
+    form = {**body, "messages": json.dumps(body["messages"]), "add_generation_prompt": "on"}
+    form.update(source_id=body["source"], source_kind="hf", view="response")
+    page = client.post("/fragments/output", data=form)
+    assert page.status_code == 200 and "CPU time" in page.get_data(as_text=True)
+    # The worker the timer stopped answers the next reading.
+    fine = client.post("/api/parse", json={**body, "completion": "Hello."})
+    transformers = next(e for e in fine.get_json()["engines"] if e["engine"] == "transformers")
+    assert transformers["problem"] is None and transformers["message"]["content"] == "Hello."
+
+
+def _copies(count: int) -> dict:
+    """A response template that writes each tool call's text `count` times over: its
+    transform names `{content}` once per argument."""
+    arguments = {f"a{i}": "{content}" for i in range(count)}
+    call = {"type": "function", "function": {"name": "f", "arguments": arguments}}
+    tool_calls = {
+        "open": "<tool_call>",
+        "close": "</tool_call>",
+        "repeats": True,
+        "transform": call,
+    }
+    return {**JSON_CALLS, "fields": {"content": {}, "tool_calls": tool_calls}}
+
+
+@pytest.mark.parametrize(
+    ("copies", "limit", "message"),
+    [
+        (300, "output_chars", "PLAYGROUND_OUTPUT_CHARS"),
+        (5000, "memory", "Reading the completion"),
+    ],
+)
+def test_a_reading_larger_than_its_allowance_names_the_limit(client, copies, limit, message):
+    # 200,000 characters written 300 times over came back: a 60 MB answer to /api/parse.
+    completion = f"<tool_call>{'y' * 200_000}</tool_call>"
+    body = {**HI, "completion": completion, "source": load_source(client, _copies(copies))}
+    answer = client.post("/api/parse", json={**body, "engines": ["transformers"]})
+    assert answer.status_code == 200
+    assert len(answer.get_data()) < 64 * 1024
+    [entry] = answer.get_json()["engines"]
+    assert entry["message"] is None and entry["problem"]["limit"] == limit, entry
+    assert message in entry["problem"]["message"]
