@@ -11,7 +11,8 @@ by Playwright against gunicorn, for the goals of the page (README, Benchmarks):
 
 "Updated" is two frames after the new output is swapped in, so layout, paint and what
 the page draws right after the swap count. `--repo OTHER_CHECKOUT` serves another
-checkout's code (read only) with the same browser steps, for before/after figures.
+checkout's code (read only) with the same browser steps, for before/after figures; that
+checkout needs its own npm assets (README, Benchmarks).
 """
 
 from __future__ import annotations
@@ -79,9 +80,14 @@ def set_messages(page: Page, messages: list[dict], timeout_ms: float) -> None:
     )
 
 
+#: The template editor's text: CodeMirror 6's, or CodeMirror 5's in a checkout older than
+#: issue 25 (`--repo`), so that one run can measure both.
+EDITOR = ".cm-editor .cm-content, .CodeMirror"
+
+
 def in_template(page: Page) -> None:
     """Put the cursor at the end of the template: each key typed adds to the prompt."""
-    page.click(".cm-editor .cm-content")
+    page.click(EDITOR)
     page.keyboard.press("Control+End")
 
 

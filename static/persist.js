@@ -115,6 +115,7 @@
     if (typeof values.template === "string") playground.setTemplate(values.template);
     $("#messages").dispatchEvent(new Event("input", { bubbles: true }));
     playground.showView(values.view || "prompt");
+    playground.showCompareMode(); // its select was set without a change event
     if (window.htmx) window.htmx.trigger(form, "playground:refresh");
   }
 

@@ -195,9 +195,11 @@
   }
 
   // One compare mode at a time: the second template only while engines are not compared.
-  $("#compare_engines").addEventListener("change", (event) => {
-    $("#compare-templates").hidden = Boolean(event.target.value);
-  });
+  // Also called when persist.js puts a saved state back, which fires no change event.
+  function showCompareMode() {
+    $("#compare-templates").hidden = Boolean($("#compare_engines").value);
+  }
+  $("#compare_engines").addEventListener("change", showCompareMode);
 
   $("#compare-library").addEventListener("change", async (event) => {
     if (!event.target.value) return;
@@ -217,6 +219,6 @@
     box.select();
   });
 
-  window.playground = { editor, setTemplate, setField, changed, showView };
+  window.playground = { editor, setTemplate, setField, changed, showView, showCompareMode };
   afterOutput();
 })();

@@ -37,6 +37,26 @@ def test_llama_cpp_engine_shows_its_rewrites(page: Page) -> None:
     )
 
 
+#: A developer message and content parts: vLLM, TGI, llama.cpp and Edge-LLM each rewrite
+#: something of it for the default (ChatML) template.
+REWRITTEN = [
+    {"role": "developer", "content": "Be brief."},
+    {"role": "user", "content": [{"type": "text", "text": "Hi"}]},
+]
+
+
+@pytest.mark.parametrize("engine", ["vllm", "tgi", "llama.cpp", "edge-llm"])
+def test_each_engines_rewrites_are_labelled_with_its_own_name(page: Page, engine: str) -> None:
+    names = {e["id"]: e["name"] for e in page.request.get("/api/engines").json()["engines"]}
+    use_messages(page, REWRITTEN)
+    page.select_option("#engine", engine)
+    expect(page.locator("#output")).to_have_attribute("data-engine", engine)
+    lines = page.locator("#rewrites li")
+    expect(lines.first).to_be_visible()
+    for text in lines.all_inner_texts():
+        assert text.startswith(f"{names[engine]}: "), (engine, text)
+
+
 def test_diff_of_the_two_engines(page: Page) -> None:
     use_messages(page, MESSAGES)
     page.click("#tab-diff")
@@ -209,3 +229,12 @@ def test_arguments_stay_as_typed_and_each_engine_says_how_it_got_them(page: Page
     expect(page.locator("#view-diff")).to_contain_text("Against the transformers engine.")
     expect(page.locator("#view-diff .problem")).to_have_count(0)
     expect(page.locator("#diff-stats")).to_contain_text("0 lines removed, 0 lines added")
+    # The Diff says how vLLM got them, in the main view's words.
+    said = page.locator("#view-diff .diff-sent-as")
+    expect(said).to_have_text(re.compile("^Sent to vLLM "))
+    expect(said).to_contain_text("tool-call arguments sent as JSON text, as an OpenAI client does")
+    # And so does the portability matrix, for every engine it runs.
+    page.click("#tab-analysis")
+    expect(page.locator("#portability")).to_be_visible()
+    matrix_note = page.locator("p.explain:has(+ .table-scroll > #portability)")
+    expect(matrix_note).to_contain_text("JSON text to the servers, as an OpenAI client does")

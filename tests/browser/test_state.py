@@ -219,3 +219,35 @@ def test_a_state_too_large_to_keep_says_so(page: Page) -> None:
     expect(note).to_have_text(
         "This state is too large to keep across a reload: Share it to keep it."
     )
+
+
+def expect_compare_mode(page: Page, engine: str) -> None:
+    """The Diff compares against `engine` ("" for a second template), and shows only the
+    controls of that mode."""
+    expect(page.locator("#compare_engines")).to_have_value(engine)
+    if engine:
+        expect(page.locator("#view-diff")).to_contain_text(re.compile(r"Against the .+ engine\."))
+        expect(page.locator("#compare-templates")).to_be_hidden()
+    else:
+        expect(page.locator("#compare_template")).to_be_visible()
+
+
+def test_reload_back_and_forward_show_one_compare_mode(page: Page) -> None:
+    page.click("#tab-diff")
+    expect_compare_mode(page, "")
+    page.select_option("#compare_engines", "llama.cpp")
+    expect_compare_mode(page, "llama.cpp")
+    page.wait_for_timeout(400)  # persist.js saves after a pause
+
+    page.reload()  # the server's page compares templates; the saved state, engines
+    expect_compare_mode(page, "llama.cpp")
+
+    page.click("#reset")  # a new entry, comparing templates
+    expect(page.locator("#tab-diff")).to_have_attribute("aria-selected", "false")
+    page.click("#tab-diff")
+    expect_compare_mode(page, "")
+    page.wait_for_timeout(400)
+    page.go_back()  # the first entry, restored in this document: engines again
+    expect_compare_mode(page, "llama.cpp")
+    page.go_forward()  # and the reset one: templates again
+    expect_compare_mode(page, "")

@@ -155,6 +155,32 @@ def test_errors_say_what_is_wrong_with_the_file(
     expect(message).to_contain_text(
         "Could not read cut.gguf: the file ends after 40 bytes, inside its header"
     )
+    # A refused file is let go of too: it is not what the page holds.
+    assert picked(page, "#gguf-file") == 0
+
+
+def picked(page: Page, picker: str) -> int:
+    """How many files the file picker `picker` holds (and shows by name)."""
+    return page.eval_on_selector(picker, "input => input.files.length")
+
+
+def test_the_hugging_face_picker_lets_go_of_files_read_or_refused(
+    page: Page, tmp_path: Path, page_errors: PageErrors
+) -> None:
+    page_errors.allow(r"status of 422 .*/api/sources/hf")
+    config = tmp_path / "tokenizer_config.json"
+    config.write_text(json.dumps({"chat_template": "READ {{ messages | length }}"}))
+    page.set_input_files("#hf-files", str(config))
+    message = page.locator("#upload-message")
+    expect(message).to_contain_text("Loaded tokenizer_config.json")
+    expect(page.locator("#prompt-raw")).to_have_value("READ 2")
+    assert picked(page, "#hf-files") == 0
+
+    config.write_text('{"chat_template": ')  # cut short: not JSON
+    page.set_input_files("#hf-files", str(config))
+    expect(message).to_contain_text("Could not read tokenizer_config.json")
+    assert picked(page, "#hf-files") == 0
+    expect(page.locator("#prompt-raw")).to_have_value("READ 2")  # the loaded one stays
 
 
 def test_the_template_comes_first_and_the_tokens_when_built(page: Page, tmp_path: Path) -> None:
