@@ -123,7 +123,7 @@ def test_only_the_content_can_be_continued():
 
 
 def test_object_arguments_are_refused_and_empty_tool_calls_removed():
-    call = {"type": "function", "function": {"name": "f", "arguments": {"a": 1}}}
+    call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": {"a": 1}}}
     messages = [{"role": "user", "content": "x"}, {"role": "assistant", "tool_calls": [call]}]
     assert "valid string" in _refusal(messages=messages)
     template = "{% for m in messages %}{{ 'T' if m.tool_calls is defined else 'P' }}{% endfor %}"
