@@ -29,11 +29,7 @@ from app.render.engines.vllm import answers as vllm_answers
 from app.render.engines.vllm import commands as vllm_commands
 from app.render.engines.vllm.contract import VLLM, Contract, Refused
 from app.render.engines.vllm.messages import parse_messages
-from app.render.engines.vllm.options import (
-    check_flags,
-    merged_options,
-    visible_special_tokens,
-)
+from app.render.engines.vllm.options import check_flags, merged_options
 from app.render.engines.vllm.paths import other_paths
 from app.render.engines.vllm.roles import consolidate_system
 from app.render.limits import RenderLimits
@@ -88,7 +84,6 @@ def normalise(request: RenderRequest, contract: Contract) -> tuple[RenderRequest
         tools=tools,
         documents=documents,
         kwargs=kwargs,
-        special_tokens=visible_special_tokens(request.special_tokens, contract, rewrites),
         content_format=content_format,
     )
     return normalised, rewrites

@@ -65,7 +65,7 @@ def _parse_message(
     elif role == "tool":
         if "tool_call_id" in message:
             parsed["tool_call_id"] = message["tool_call_id"]
-        parsed["content"] = _tool_result(parsed["content"], contract)
+        parsed["content"] = _tool_result(parsed["content"])
     for key in ("name", "task"):
         if isinstance(message.get(key), str):
             parsed[key] = message[key]
@@ -74,14 +74,12 @@ def _parse_message(
     return parsed
 
 
-def _tool_result(content: Any, contract: Contract) -> Any:
+def _tool_result(content: Any) -> Any:
     """A tool result as vLLM passes it: text parts joined into one string, unless a part is
-    not text (vLLM keeps such a list; Edge-LLM makes every tool result a string)."""
+    not text (such as `tool_reference`: vLLM keeps that list)."""
     if not isinstance(content, list):
         return content
-    if not contract.tool_results_as_strings and any(
-        isinstance(item, dict) and item.get("type") != "text" for item in content
-    ):
+    if any(isinstance(item, dict) and item.get("type") != "text" for item in content):
         return content
     texts = [
         item.get("text", "")
