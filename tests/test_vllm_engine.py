@@ -280,6 +280,9 @@ def test_a_text_part_whose_text_is_not_a_string_is_refused_in_words(engine):
         (ECHO, "DeepSeek-V3.2-Exp", "DeepSeek V3.2"),
         (ECHO, "deepseek-ai DeepSeek-V4-Flash", "DeepSeek V4"),
         ("<|open|>message role=", None, "Kimi K3"),
+        ("<|START_OF_TURN_TOKEN|>{{ messages[0].content }}", None, "--tokenizer-mode cohere"),
+        (ECHO, "Command R7B 12 2024", "cohere_melody"),
+        (ECHO, "CohereLabs command-a-reasoning-08-2025", "cohere_melody"),
     ],
 )
 def test_models_vllm_serves_without_their_template_are_said(template, model, words):

@@ -111,8 +111,9 @@ class VllmEngine(ServerEngine):
         "reasoning, developer and system messages, kwargs, tools), then transformers' "
         "apply_chat_template as vLLM installs it. Not modelled: gpt-oss models, which vLLM "
         "renders through Harmony, not the template; Mistral models served with Mistral's "
-        "own tokenizer (--tokenizer-mode mistral); and the renderers vLLM has for some "
-        "models (DeepSeek V3.2 and V4, Kimi K3, Cohere, Inkling)."
+        "own tokenizer (tekken.json or tokenizer.model.v*, unless --tokenizer-mode hf); the "
+        "renderers vLLM picks for some architectures (DeepSeek V3.2, V4 and V4.1, Kimi K3, "
+        "Inkling); and Cohere's melody renderer (--tokenizer-mode cohere)."
     )
     contract = VLLM
     transformers = PinnedTransformers()
