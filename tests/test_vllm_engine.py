@@ -304,6 +304,16 @@ def test_the_page_and_the_api_say_when_vllm_does_not_use_the_template(client):
     assert 'id="caveats"' not in plain.get_data(as_text=True)
 
 
+def test_the_page_says_it_when_the_render_fails_too(client):
+    # A user who loads gpt-oss and gets an error must still learn vLLM would not use it.
+    template = (REPO / "templates_lib" / "gpt-oss.jinja").read_text(encoding="utf-8")
+    refused = [{"role": "user", "content": [{"type": "no-such-part"}]}]
+    form = {"template": template, "messages": json.dumps(refused), "engine": "vllm"}
+    page = client.post("/fragments/output", data=form).get_data(as_text=True)
+    assert 'id="no-prompt"' in page
+    assert 'id="caveats"' in page and "Harmony" in page
+
+
 def test_rewrites_are_labelled_with_the_engine_that_made_them(client):
     form = {"template": BLOCKS, "messages": json.dumps([{"role": "user", "content": "x"}])}
     page = client.post("/fragments/output", data={**form, "engine": "vllm"})
