@@ -10,12 +10,15 @@ carry; pip must never pick a CUDA build) and then every package of
 pure-Python packages its chat path imports, pinned.
 
 The corpus is the shared templates (`../shared/upstream/llama.cpp/templates`) × the
-suite's conversations (`tests/support/corpus`), each sent as a client sends it: the
+suite's conversations (`tests/support/corpus`) and vLLM's own
+(`tests/support/vllm/conversations.json`: the cases its rules single out, kept out of the
+shared corpus, whose hash other recordings carry), each sent as a client sends it: the
 messages, tools, documents, `add_generation_prompt`, `continue_final_message` and the
 kwargs as `chat_template_kwargs`, the special tokens in the tokenizer, the clock pinned.
 `bench/_vllm_render.py` runs each through vLLM (see there) and the answers are written to
 `tests/support/vllm/recorded.json` with the versions that made them and the SHA-256 of
-each template and of the corpus, so a test can tell when the recording is stale.
+each template and of both conversation files, so a test can tell when the recording is
+stale.
 
 To follow a new vLLM release: change its pin (and its dependencies' ranges) in the
 requirements file, `--setup`, record, then fix the engine until `tests/test_vllm_real.py`
@@ -36,7 +39,7 @@ from typing import Any
 from tests.support import REPO
 from tests.support.corpus import CONVERSATIONS_FILE, PINNED_NOW, load_conversations
 from tests.support.shared_data import HAVE_SHARED, MISSING, template_files
-from tests.support.vllm import RECORDED
+from tests.support.vllm import CONVERSATIONS, RECORDED
 
 REQUIREMENTS = REPO / "bench" / "record_vllm.requirements.txt"
 CHILD = REPO / "bench" / "_vllm_render.py"
@@ -61,6 +64,11 @@ def request_body(case: dict[str, Any]) -> dict[str, Any]:
     return body
 
 
+def cases() -> list[dict[str, Any]]:
+    """The corpus's conversations, then vLLM's own."""
+    return load_conversations() + load_conversations(CONVERSATIONS)
+
+
 def job() -> tuple[dict[str, Any], dict[str, str]]:
     """Every template × case as one request, and each template's SHA-256."""
     templates = {path.stem: path.read_text(encoding="utf-8") for path in template_files()}
@@ -72,7 +80,7 @@ def job() -> tuple[dict[str, Any], dict[str, str]]:
             "body": request_body(case),
         }
         for name, text in sorted(templates.items())
-        for case in load_conversations()
+        for case in cases()
     ]
     job = {"pinned_now": PINNED_NOW.isoformat(), "requests": requests}
     return job, {name: sha256(text) for name, text in sorted(templates.items())}
@@ -111,6 +119,7 @@ def record(venv: Path) -> dict[str, Any]:
         "versions": versions,
         "pinned_now": work["pinned_now"],
         "corpus_sha256": sha256(CONVERSATIONS_FILE.read_text(encoding="utf-8")),
+        "extra_conversations_sha256": sha256(CONVERSATIONS.read_text(encoding="utf-8")),
         "templates": template_sha,
         "renders": renders,
     }

@@ -46,11 +46,14 @@
   }
 
   /** Move the view's kept output into `view`, dimmed under a note saying it is stale;
-   * what the error output put there ("No prompt to tokenize", ...) is hidden. */
+   * what the error output put there ("No prompt to tokenize", ...) is hidden, but for
+   * its caveats (what the engine does instead of this template holds for the failed
+   * render too), which the stale copy then leaves out. */
   function showStale(view, from) {
     const content = document.createElement("div");
     content.className = "stale-content";
     content.append(...Array.from(from.childNodes));
+    content.querySelectorAll(".caveats").forEach((list) => list.remove());
     renameIds(content);
     const note = document.createElement("p");
     note.className = "notice stale-note";
@@ -60,7 +63,9 @@
     const stale = document.createElement("div");
     stale.className = "stale";
     stale.append(note, content);
-    Array.from(view.children).forEach((child) => { child.hidden = true; });
+    Array.from(view.children).forEach((child) => {
+      child.hidden = !child.classList.contains("caveats");
+    });
     view.append(stale);
     return content;
   }

@@ -29,7 +29,8 @@ WRITES_ARGUMENTS = (
 
 def call(arguments) -> dict:
     function = {"name": "f", "arguments": arguments}
-    return {"role": "assistant", "tool_calls": [{"type": "function", "function": function}]}
+    tool_call = {"id": "call_1", "type": "function", "function": function}  # vLLM wants an id
+    return {"role": "assistant", "tool_calls": [tool_call]}
 
 
 def request_with(*arguments, engine: str | None = None) -> RenderRequest:

@@ -123,7 +123,7 @@ def test_only_the_content_can_be_continued():
 
 
 def test_object_arguments_are_refused_and_empty_tool_calls_removed():
-    call = {"type": "function", "function": {"name": "f", "arguments": {"a": 1}}}
+    call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": {"a": 1}}}
     messages = [{"role": "user", "content": "x"}, {"role": "assistant", "tool_calls": [call]}]
     assert "valid string" in _refusal(messages=messages)
     template = "{% for m in messages %}{{ 'T' if m.tool_calls is defined else 'P' }}{% endfor %}"
@@ -280,6 +280,9 @@ def test_a_text_part_whose_text_is_not_a_string_is_refused_in_words(engine):
         (ECHO, "DeepSeek-V3.2-Exp", "DeepSeek V3.2"),
         (ECHO, "deepseek-ai DeepSeek-V4-Flash", "DeepSeek V4"),
         ("<|open|>message role=", None, "Kimi K3"),
+        ("<|START_OF_TURN_TOKEN|>{{ messages[0].content }}", None, "--tokenizer-mode cohere"),
+        (ECHO, "Command R7B 12 2024", "cohere_melody"),
+        (ECHO, "CohereLabs command-a-reasoning-08-2025", "cohere_melody"),
     ],
 )
 def test_models_vllm_serves_without_their_template_are_said(template, model, words):
@@ -299,6 +302,16 @@ def test_the_page_and_the_api_say_when_vllm_does_not_use_the_template(client):
     assert 'id="caveats"' in page and "Harmony" in page
     plain = client.post("/fragments/output", data={**form, "engine": "transformers"})
     assert 'id="caveats"' not in plain.get_data(as_text=True)
+
+
+def test_the_page_says_it_when_the_render_fails_too(client):
+    # A user who loads gpt-oss and gets an error must still learn vLLM would not use it.
+    template = (REPO / "templates_lib" / "gpt-oss.jinja").read_text(encoding="utf-8")
+    refused = [{"role": "user", "content": [{"type": "no-such-part"}]}]
+    form = {"template": template, "messages": json.dumps(refused), "engine": "vllm"}
+    page = client.post("/fragments/output", data=form).get_data(as_text=True)
+    assert 'id="no-prompt"' in page
+    assert 'id="caveats"' in page and "Harmony" in page
 
 
 def test_rewrites_are_labelled_with_the_engine_that_made_them(client):

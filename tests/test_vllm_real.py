@@ -1,34 +1,34 @@
-"""The vllm engine against vLLM itself, over every shared template × corpus conversation.
+"""The vllm engine against vLLM itself, over every shared template × conversation.
 
 `tests/support/vllm/recorded.json` holds what vLLM rendered for each pair, or the error it
 answered with, recorded by `bench/record_vllm.py` with vLLM's own request validation and
-renderer running here on the CPU. The engine must render every pair as vLLM did, but for
-the reasoned entries of `KNOWN_DIFFERENCES` (none today). Edge-LLM's engine shares the
-vLLM contract's code: where its documented differences leave a request as vLLM shapes
-it, that shared code must shape it as vLLM did too.
+renderer running here on the CPU. The conversations are the corpus's and vLLM's own
+(`tests/support/vllm/conversations.json`: several system messages, a system message after
+a user's, developer and system together, tools with a system message, reasoning under
+both keys, tool calls as the request model reorders or refuses them). The engine must
+answer every pair as vLLM did, but for the reasoned entries of `KNOWN_DIFFERENCES` (none
+today): the same prompt, or the same error, in vLLM's words where the engine passes them
+on (see `_agrees`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from functools import cache
 from typing import Any
 
 from app.problems import TemplateProblem
-from app.render.core import Rendered, render_with
+from app.render.core import render_with
 from app.render.engines.vllm import VllmEngine
-from app.render.engines.vllm.contract import Refused
-from app.render.engines.vllm.engine import normalise
 from tests.support.corpus import CONVERSATIONS_FILE, case_request, load_conversations
 from tests.support.shared_data import require_shared, template_files
-from tests.support.vllm import RECORDED
+from tests.support.vllm import CONVERSATIONS, RECORDED
 
 require_shared()
 
 RECORDING = json.loads(RECORDED.read_text(encoding="utf-8"))
 TEMPLATES = {path.stem: path.read_text(encoding="utf-8") for path in template_files()}
-CASES = {case["name"]: case for case in load_conversations()}
+CASES = {case["name"]: case for case in load_conversations() + load_conversations(CONVERSATIONS)}
 #: (template, conversation): why the engine cannot render that pair as vLLM did.
 KNOWN_DIFFERENCES: dict[tuple[str, str], str] = {}
 
@@ -37,67 +37,73 @@ def _sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def test_the_recording_is_of_this_vllm_these_templates_and_this_corpus():
+def test_the_recording_is_of_this_vllm_these_templates_and_these_conversations():
     # Stale recordings say so: re-record with `python -m bench.record_vllm`.
     assert RECORDING["versions"]["vllm"] == VllmEngine.version
     assert RECORDING["templates"] == {name: _sha256(text) for name, text in TEMPLATES.items()}
     assert RECORDING["corpus_sha256"] == _sha256(CONVERSATIONS_FILE.read_text(encoding="utf-8"))
+    extra = _sha256(CONVERSATIONS.read_text(encoding="utf-8"))
+    assert RECORDING["extra_conversations_sha256"] == extra
 
 
-def _as_vllm_answered(outcome: Rendered | TemplateProblem) -> dict[str, Any]:
-    """Our outcome in the recording's terms: a prompt, a refusal (vLLM's request model
-    refuses before any template runs: a pydantic ValidationError there), or what the
-    template raised (the cause of vLLM's VLLMValidationError)."""
-    if isinstance(outcome, Rendered):
-        return {"outcome": "ok", "prompt": outcome.prompt}
-    if outcome.type == "InvalidRequest":
-        return {"outcome": "error", "type": "ValidationError"}
-    return {"outcome": "error", "type": "VLLMValidationError", "cause": outcome.type}
-
-
-def _recorded_as_compared(recorded: dict[str, Any]) -> dict[str, Any]:
-    if recorded["outcome"] == "ok":
-        return recorded
-    if recorded["type"] == "ValidationError":
-        return {"outcome": "error", "type": "ValidationError"}
-    return {"outcome": "error", "type": recorded["type"], "cause": recorded["cause"]}
+def _first_pydantic_error(message: str) -> str:
+    """`field: message` of the first error pydantic lists (its location without the
+    list indexes and the union branch names, its message up to the first comma)."""
+    location, detail = message.splitlines()[1:3]
+    field = ".".join(
+        part for part in location.split(".") if not part.isdigit() and not part[:1].isupper()
+    )
+    return f"{field}: {detail.strip().split(' [type=')[0].split(',')[0]}"
 
 
 def _ours(template: str, case: str) -> dict[str, Any]:
+    """Our outcome in the recording's terms: a prompt, or an error's type and message."""
     try:
-        outcome: Rendered | TemplateProblem = render_with(
-            VllmEngine(), case_request(CASES[case], TEMPLATES[template])
-        )
+        rendered = render_with(VllmEngine(), case_request(CASES[case], TEMPLATES[template]))
     except TemplateProblem as problem:
-        outcome = problem
-    return _as_vllm_answered(outcome)
+        return {"outcome": "error", "type": problem.type, "message": problem.message}
+    return {"outcome": "ok", "prompt": rendered.prompt}
 
 
-def test_the_engine_renders_every_pair_as_vllm_did():
+def _agrees(ours: dict[str, Any], recorded: dict[str, Any]) -> bool:
+    """Whether we answered as vLLM did.
+
+    A prompt is compared whole. An error the template raised is compared by its type and
+    its words: vLLM answers a 400 whose text is the Jinja error's (`_template_error_reason`),
+    which the engine passes on unchanged. A request vLLM refuses before any template runs
+    is an `InvalidRequest` here. vLLM's own refusals (a VLLMValidationError without a
+    cause) are worded as vLLM words them, after the message's place. Its request model's
+    are a pydantic ValidationError listing every branch of OpenAI's unions, with links; the
+    engine words them as one sentence naming the message and the field, so ours must carry
+    pydantic's first error: its field and its message.
+    """
+    if recorded["outcome"] == "ok":
+        return ours == recorded
+    if ours["outcome"] == "ok":
+        return False
+    if recorded["type"] == "ValidationError":
+        return ours["type"] == "InvalidRequest" and (
+            _first_pydantic_error(recorded["message"]) in ours["message"]
+        )
+    if recorded["cause"] is None:
+        return ours["type"] == "InvalidRequest" and recorded["message"] in ours["message"]
+    return (ours["type"], ours["message"]) == (recorded["cause"], recorded["message"])
+
+
+def _differs(template: str, case: str) -> bool:
+    return not _agrees(_ours(template, case), RECORDING["renders"][template][case])
+
+
+def test_the_engine_answers_every_pair_as_vllm_did():
     pairs = [(t, c) for t, cases in RECORDING["renders"].items() for c in cases]
     assert len(pairs) == len(TEMPLATES) * len(CASES)
     differ, prompts = [], 0
     for template, case in pairs:
-        recorded = _recorded_as_compared(RECORDING["renders"][template][case])
-        prompts += recorded["outcome"] == "ok"
-        if _ours(template, case) != recorded and (template, case) not in KNOWN_DIFFERENCES:
+        prompts += RECORDING["renders"][template][case]["outcome"] == "ok"
+        if _differs(template, case) and (template, case) not in KNOWN_DIFFERENCES:
             differ.append(f"{template} × {case}")
     print(f"vllm: {len(pairs)} pairs, {len(pairs) - len(differ)} as vLLM {VllmEngine.version}, "
           f"{prompts} of them prompts")  # fmt: skip
     assert differ == []
-    still = [pair for pair in KNOWN_DIFFERENCES if _ours(*pair) != _recorded(*pair)]
+    still = [pair for pair in KNOWN_DIFFERENCES if _differs(*pair)]
     assert still == list(KNOWN_DIFFERENCES), "a known difference is gone: drop its entry"
-
-
-def _recorded(template: str, case: str) -> dict[str, Any]:
-    return _recorded_as_compared(RECORDING["renders"][template][case])
-
-
-@cache
-def _shaped(contract: Any, template: str, case: str) -> Any:
-    """The request as `contract`'s rules shape it, without the rewrites; None if refused."""
-    try:
-        request, _ = normalise(case_request(CASES[case], TEMPLATES[template]), contract)
-    except Refused:
-        return None
-    return request

@@ -49,7 +49,7 @@ from app.render.engines import get_engine
 from app.render.pool import SandboxPool
 from app.sources.source import Source
 from app.sources.store import SourceStore
-from app.state import PlaygroundState
+from app.state import PlaygroundState, SourceRef
 from app.tokens.vocab import Token
 
 __all__ = ["Outputs", "PageLimits", "Pipeline", "build_outputs"]
@@ -99,7 +99,7 @@ def render_main(
     said = {
         "engine": engine.id,
         "engine_name": engine.name,
-        "caveats": engine.caveats(request.template, _model(source)),
+        "caveats": engine.caveats(request.template, _model(source, state.source)),
         "sent_as": sent_as,
     }
     try:
@@ -115,11 +115,13 @@ def render_main(
     )
 
 
-def _model(source: Source | None) -> str | None:
-    """The loaded model's name and file, for the engines' caveats."""
+def _model(source: Source | None, ref: SourceRef | None) -> str | None:
+    """The loaded model's name, file and repository (a Hub id names the model when its
+    files do not), for the engines' caveats."""
     if source is None:
         return None
-    named = [source.metadata.get("name"), source.file_name]
+    origin = (ref.origin if ref is not None else None) or {}
+    named = [source.metadata.get("name"), source.file_name, origin.get("repo")]
     return " ".join(part for part in named if isinstance(part, str)) or None
 
 

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
+from gguf import GGUFWriter
 from playwright.sync_api import Page, expect
 
 from tests.browser.library import load_library
+from tests.browser.test_source_panel import library_text
 
 pytestmark = pytest.mark.browser
 
@@ -238,3 +241,39 @@ def test_arguments_stay_as_typed_and_each_engine_says_how_it_got_them(page: Page
     expect(page.locator("#portability")).to_be_visible()
     matrix_note = page.locator("p.explain:has(+ .table-scroll > #portability)")
     expect(matrix_note).to_contain_text("JSON text to the servers, as an OpenAI client does")
+
+
+# What vLLM renders instead of the template ------------------------------------------------
+
+#: A message vLLM refuses (an unknown content part type): the render fails.
+REFUSED_BY_VLLM = [{"role": "user", "content": [{"type": "no-such-part"}]}]
+
+
+def test_the_vllm_caveat_stays_when_the_render_fails(page: Page) -> None:
+    load_library(page, "gpt-oss")
+    page.select_option("#engine", "vllm")
+    caveats = page.locator("#caveats")
+    expect(caveats).to_contain_text("Harmony")
+    use_messages(page, REFUSED_BY_VLLM)
+    expect(page.locator("#problem")).to_contain_text("no-such-part")
+    # The failed render's own caveat, visible above the stale prompt kept below it.
+    expect(caveats).to_be_visible()
+    expect(caveats).to_contain_text("Harmony")
+    expect(page.locator("#stale-note")).to_be_visible()
+    expect(page.locator("#stale-caveats")).to_have_count(0)  # said once, not twice
+
+
+def test_a_gguf_model_name_reaches_the_vllm_caveat(page: Page, tmp_path: Path) -> None:
+    # ChatML is no Harmony template: only the model's own name (general.name) says gpt-oss.
+    path = tmp_path / "model.gguf"
+    writer = GGUFWriter(path, arch="gpt-oss")
+    writer.add_name("gpt-oss-20b")
+    writer.add_chat_template(library_text("chatml"))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.close()
+    page.set_input_files("#gguf-file", str(path))
+    expect(page.locator("#template-origin")).to_contain_text("model.gguf")
+    expect(page.locator("#caveats")).to_have_count(0)  # transformers uses the template
+    page.select_option("#engine", "vllm")
+    expect(page.locator("#caveats")).to_contain_text("Harmony")

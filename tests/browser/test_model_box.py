@@ -32,6 +32,8 @@ def hub(tmp_path_factory) -> Iterator[FakeHub]:
         "org/templates": Repo(transformers_repo(root / "templates")),
         "org/Tiny-GGUF": Repo(gguf),
         "org/slow": Repo(transformers_repo(root / "slow"), delay=1.0),
+        # Its files name no model (no `name_or_path`): only the repository says gpt-oss.
+        "openai/gpt-oss-20b": Repo(transformers_repo(root / "gpt-oss")),
     }
     yield server
     server.close()
@@ -95,6 +97,13 @@ def test_a_repo_by_id_loads_shows_its_commit_and_is_shared(
     expect(shared.locator("#source-provenance")).to_contain_text(sha[:12])
     link = shared.locator("#source-provenance a")
     expect(link).to_have_attribute("href", f"{hub.url}/org/templates/tree/{sha}")
+
+
+def test_the_repository_id_reaches_the_vllm_caveat(page: Page) -> None:
+    load_model(page, "openai/gpt-oss-20b")
+    expect(page.locator("#prompt-raw")).to_have_value(re.compile(r"^JINJA <s>"))
+    page.select_option("#engine", "vllm")
+    expect(page.locator("#caveats")).to_contain_text("Harmony")
 
 
 def test_a_hub_url_offers_its_gguf_files_and_reads_the_picked_one(

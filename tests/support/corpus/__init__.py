@@ -33,9 +33,10 @@ OPTIONAL_FIELDS = frozenset(
 )
 
 
-def load_conversations() -> list[dict[str, Any]]:
-    """Every case, with its defaults filled in, in file order."""
-    cases = json.loads(CONVERSATIONS_FILE.read_text(encoding="utf-8"))
+def load_conversations(file: Path = CONVERSATIONS_FILE) -> list[dict[str, Any]]:
+    """Every case of `file` (the corpus unless an engine's own cases are asked for),
+    with its defaults filled in, in file order."""
+    cases = json.loads(file.read_text(encoding="utf-8"))
     loaded = []
     for case in cases:
         unknown = case.keys() - OPTIONAL_FIELDS - {"name", "messages"}

@@ -14,6 +14,12 @@ from typing import Any
 #: What vLLM itself rendered for the shared templates × the corpus (`bench/record_vllm.py`).
 RECORDED = Path(__file__).with_name("recorded.json")
 
+#: vLLM's own conversations, recorded beside the corpus: the cases its rules single out
+#: (several system messages, a system message after a user's, developer and system
+#: together, tools with a system message, reasoning under both keys). The corpus is not
+#: changed for them: other engines' recordings are made against its SHA-256.
+CONVERSATIONS = Path(__file__).with_name("conversations.json")
+
 #: test_chat_utils.py: messages, the content format, and the conversation vLLM parses.
 PARSE_CASES: list[dict[str, Any]] = [
     {

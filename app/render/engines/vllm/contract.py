@@ -1,6 +1,6 @@
-"""What vLLM's server accepts: the data its request rules read (`messages`, `parts`,
-`options`). TensorRT Edge-LLM once shared these rules with its documented differences;
-its engine now follows Edge-LLM's own chat template code (`app.render.engines.edge_llm`).
+"""What vLLM's server accepts: the data its request rules read (`messages`, `parts`).
+(TensorRT Edge-LLM once shared these rules; its engine now follows Edge-LLM's own chat
+template code, `app.render.engines.edge_llm`, and the fields only it read are gone.)
 """
 
 from __future__ import annotations
@@ -20,15 +20,6 @@ class Contract:
     server: str
     #: Message keys an assistant's reasoning is read from, in order of preference.
     reasoning_keys: tuple[str, ...]
-    #: Whether every tool result becomes a string (Edge-LLM), or only one made of text
-    #: parts (vLLM keeps a tool result with other parts, such as `tool_reference`, a list).
-    tool_results_as_strings: bool
-    #: Whether an image/audio/video part is refused with a string-format template
-    #: because the server has no placeholder for it (Edge-LLM without a processor
-    #: contract); False: the server writes a placeholder the playground cannot know.
-    media_refused_for_string_templates: bool
-    #: The special tokens the template sees; None: all of them (transformers' way).
-    special_tokens: tuple[str, ...] | None
 
 
 #: vLLM's OpenAI-compatible server (`vllm serve`) at the release the engine follows
@@ -38,7 +29,4 @@ VLLM = Contract(
     # The request model renames a client's `reasoning_content` to `reasoning` unless
     # `reasoning` is set (ChatCompletionRequest._normalize_messages_before).
     reasoning_keys=("reasoning", "reasoning_content"),
-    tool_results_as_strings=False,
-    media_refused_for_string_templates=False,
-    special_tokens=None,
 )

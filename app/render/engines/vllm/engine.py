@@ -29,11 +29,7 @@ from app.render.engines.vllm import answers as vllm_answers
 from app.render.engines.vllm import commands as vllm_commands
 from app.render.engines.vllm.contract import VLLM, Contract, Refused
 from app.render.engines.vllm.messages import parse_messages
-from app.render.engines.vllm.options import (
-    check_flags,
-    merged_options,
-    visible_special_tokens,
-)
+from app.render.engines.vllm.options import check_flags, merged_options
 from app.render.engines.vllm.paths import other_paths
 from app.render.engines.vllm.roles import consolidate_system
 from app.render.limits import RenderLimits
@@ -88,7 +84,6 @@ def normalise(request: RenderRequest, contract: Contract) -> tuple[RenderRequest
         tools=tools,
         documents=documents,
         kwargs=kwargs,
-        special_tokens=visible_special_tokens(request.special_tokens, contract, rewrites),
         content_format=content_format,
     )
     return normalised, rewrites
@@ -116,8 +111,9 @@ class VllmEngine(ServerEngine):
         "reasoning, developer and system messages, kwargs, tools), then transformers' "
         "apply_chat_template as vLLM installs it. Not modelled: gpt-oss models, which vLLM "
         "renders through Harmony, not the template; Mistral models served with Mistral's "
-        "own tokenizer (--tokenizer-mode mistral); and the renderers vLLM has for some "
-        "models (DeepSeek V3.2 and V4, Kimi K3, Cohere, Inkling)."
+        "own tokenizer (tekken.json or tokenizer.model.v*, unless --tokenizer-mode hf); the "
+        "renderers vLLM picks for some architectures (DeepSeek V3.2, V4 and V4.1, Kimi K3, "
+        "Inkling); and Cohere's melody renderer (--tokenizer-mode cohere)."
     )
     contract = VLLM
     transformers = PinnedTransformers()

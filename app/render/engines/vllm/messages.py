@@ -3,8 +3,10 @@
 Each message is rebuilt from a few keys (vllm/renderers/chat_utils): `role`, the shaped
 `content`, `name` and `task` when they are strings; an assistant's `tool_calls` and its
 reasoning (written as both `reasoning` and `reasoning_content`); a tool message's
-`tool_call_id`; a developer message's `tools`. Every other key is dropped. Then tool-call
-arguments given as JSON text become objects, and an empty `tool_calls` list is removed.
+`tool_call_id`; a developer message's `tools`. Every other key is dropped. Tool calls
+are first checked as vLLM's request model checks them, which also puts their keys in the
+order OpenAI's types declare them. Then tool-call arguments given as JSON text become
+objects, and an empty `tool_calls` list is removed.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ def parse_messages(
 ) -> list[dict[str, Any]]:
     """vLLM's conversation for `messages`; `blocks`: the template reads content blocks."""
     parsed = [
-        _parse_message(message, blocks, contract, f"messages[{index}]")
+        _parse_message(message, blocks, contract, f"messages[{index}]", rewrites)
         for index, message in enumerate(messages)
     ]
     # A key set to None is dropped by transformers anyway: only the others are news.
@@ -43,7 +45,7 @@ def parse_messages(
 
 
 def _parse_message(
-    message: dict[str, Any], blocks: bool, contract: Contract, where: str
+    message: dict[str, Any], blocks: bool, contract: Contract, where: str, rewrites: list[str]
 ) -> dict[str, Any]:
     role = message.get("role")
     if not isinstance(role, str):
@@ -53,7 +55,7 @@ def _parse_message(
     parsed: dict[str, Any] = {"role": role, "content": content}
     if role == "assistant":
         if message.get("tool_calls") is not None:
-            parsed["tool_calls"] = _checked_tool_calls(message["tool_calls"], where)
+            parsed["tool_calls"] = _checked_tool_calls(message["tool_calls"], where, rewrites)
         reasoning = next(
             (message[key] for key in contract.reasoning_keys if message.get(key) is not None),
             None,
@@ -63,7 +65,7 @@ def _parse_message(
     elif role == "tool":
         if "tool_call_id" in message:
             parsed["tool_call_id"] = message["tool_call_id"]
-        parsed["content"] = _tool_result(parsed["content"], contract)
+        parsed["content"] = _tool_result(parsed["content"])
     for key in ("name", "task"):
         if isinstance(message.get(key), str):
             parsed[key] = message[key]
@@ -72,14 +74,12 @@ def _parse_message(
     return parsed
 
 
-def _tool_result(content: Any, contract: Contract) -> Any:
+def _tool_result(content: Any) -> Any:
     """A tool result as vLLM passes it: text parts joined into one string, unless a part is
-    not text (vLLM keeps such a list; Edge-LLM makes every tool result a string)."""
+    not text (such as `tool_reference`: vLLM keeps that list)."""
     if not isinstance(content, list):
         return content
-    if not contract.tool_results_as_strings and any(
-        isinstance(item, dict) and item.get("type") != "text" for item in content
-    ):
+    if any(isinstance(item, dict) and item.get("type") != "text" for item in content):
         return content
     texts = [
         item.get("text", "")
@@ -89,19 +89,71 @@ def _tool_result(content: Any, contract: Contract) -> Any:
     return "\n".join(texts)
 
 
-def _checked_tool_calls(tool_calls: Any, where: str) -> list[Any]:
-    """The request's tool calls, refused where vLLM's request model refuses them: the
-    OpenAI types want `function.arguments` as a JSON string, not an object."""
+#: The keys of a function tool call and of its function, in the order vLLM's request
+#: model writes them (OpenAI's TypedDicts, as pydantic validates them); others follow.
+CALL_KEYS = ("id", "function", "type")
+FUNCTION_KEYS = ("arguments", "name")
+
+
+def _checked_tool_calls(tool_calls: Any, where: str, rewrites: list[str]) -> list[Any]:
+    """The request's tool calls as vLLM's request model validates them (OpenAI's
+    `ChatCompletionMessageToolCallParam`): a function call needs a string `id`, `type`
+    "function" and a `function` whose `name` and `arguments` are strings (the JSON text,
+    not an object), and comes back with its keys in the order the types declare them."""
     if not isinstance(tool_calls, list):
         raise Refused(f"{where}.tool_calls must be a list.")
-    for index, call in enumerate(tool_calls):
-        function = call.get("function") if isinstance(call, dict) else None
-        if isinstance(function, dict) and isinstance(function.get("arguments"), dict | list):
-            raise Refused(
-                f"{where}.tool_calls[{index}].function.arguments: Input should be a valid "
-                "string (the JSON text of the arguments)."
-            )
-    return list(tool_calls)
+    checked = [
+        _checked_call(call, f"{where}.tool_calls[{index}]") for index, call in enumerate(tool_calls)
+    ]
+    if [list(_walk_keys(c)) for c in checked] != [list(_walk_keys(c)) for c in tool_calls]:
+        rewrites.append(
+            f"{where}.tool_calls: keys in the order vLLM's request model writes them "
+            "(id, function, type; arguments, name; other keys after)"
+        )
+    return checked
+
+
+def _checked_call(call: Any, where: str) -> Any:
+    if not isinstance(call, dict):
+        raise Refused(f"{where}: Input should be a valid dictionary (a tool call object).")
+    if call.get("type") == "custom":
+        return call  # the request model takes it; vLLM's parse refuses it (below)
+    _field(call, "id", str, where)
+    function = _field(call, "function", dict, where)
+    _field(function, "arguments", str, f"{where}.function", "the JSON text of the arguments")
+    _field(function, "name", str, f"{where}.function")
+    if call.get("type") != "function":
+        problem = "Input should be 'function'" if "type" in call else "Field required"
+        raise Refused(f"{where}.type: {problem}")
+    return {
+        **_declared_first(call, CALL_KEYS),
+        "function": _declared_first(function, FUNCTION_KEYS),
+    }
+
+
+def _field(mapping: dict[str, Any], key: str, kind: type, where: str, hint: str = "") -> Any:
+    """`mapping[key]`, refused in pydantic's words when it is absent or not a `kind`."""
+    if key not in mapping:
+        raise Refused(f"{where}.{key}: Field required")
+    if not isinstance(mapping[key], kind):
+        expected = "string" if kind is str else "dictionary"
+        raise Refused(
+            f"{where}.{key}: Input should be a valid {expected}" + (hint and f" ({hint})")
+        )
+    return mapping[key]
+
+
+def _declared_first(mapping: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    declared = {key: mapping[key] for key in keys if key in mapping}
+    return declared | {key: value for key, value in mapping.items() if key not in keys}
+
+
+def _walk_keys(value: Any) -> Any:
+    """Every key, depth first, so that a reordering counts as a change."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield key
+            yield from _walk_keys(item)
 
 
 def parse_tool_arguments(message: dict[str, Any], where: str, rewrites: list[str]) -> None:

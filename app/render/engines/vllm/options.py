@@ -25,7 +25,7 @@ from typing import Any
 from jinja2 import meta
 
 from app.render.core import RenderRequest
-from app.render.engines.vllm.contract import Contract, Refused
+from app.render.engines.vllm.contract import Refused
 from app.render.environment import shared_environment
 
 #: Kwargs vLLM refuses: the template and tokenization are the server's to choose.
@@ -143,14 +143,3 @@ def _walk(value: Any) -> Any:
             yield from _walk(item)
     else:
         yield repr(value)
-
-
-def visible_special_tokens(tokens: dict[str, str], contract: Contract, rewrites: list[str]):
-    """The special tokens the template sees under `contract`."""
-    if contract.special_tokens is None:
-        return tokens
-    kept = {name: value for name, value in tokens.items() if name in contract.special_tokens}
-    if kept != tokens:
-        dropped = ", ".join(sorted(tokens.keys() - kept.keys()))
-        rewrites.append(f"special tokens {contract.server} does not pass are dropped: {dropped}")
-    return kept

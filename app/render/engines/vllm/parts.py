@@ -151,11 +151,6 @@ def _media(
 ) -> dict[str, Any]:
     if blocks:
         return {"type": modality, **extra}
-    if contract.media_refused_for_string_templates:
-        raise Refused(
-            f"{where}: an {modality} part needs a template that reads content blocks; "
-            f"{contract.server} refuses it with a string-only template (no processor contract)."
-        )
     raise Refused(
         f"{where}: with a string-format template {contract.server} writes the model's own "
         f"{modality} placeholder (from its multimodal processor), which the playground cannot "
