@@ -8,9 +8,9 @@ import pytest
 
 from app.analysis.analyze import analyze
 from app.analysis.diagnostics import template_diagnostics
-from app.render.content_format import detect_content_format
 from app.render.core import RenderRequest
 from app.render.engines.transformers.chat import render_chat
+from app.render.engines.vllm.content_format import detect_content_format
 from app.sources.library import Library
 from tests.support.shared_data import TEMPLATES_DIR, VOCAB_DIR, needs_shared
 
