@@ -4,10 +4,11 @@ Run from the repository root, with the shared folder (`../shared`) beside the ch
 transformers installed (the `test` extra). Two measurements:
 
 1. In process: every upstream llama.cpp template × every corpus conversation, rendered by our
-   `render_chat` and by transformers' `tokenizer.apply_chat_template(..., tokenize=False)`, the
-   clock pinned for both. One untimed pass warms both compile caches and records each side's
-   outcome; only the pairs that render on *both* sides are timed (pairs where either side
-   raises are left out and counted). Each timed repetition walks the pairs in a fresh shuffled
+   transformers engine (`render_exactly`) and by transformers'
+   `tokenizer.apply_chat_template(..., tokenize=False)`, the clock pinned for both. One
+   untimed pass warms both compile caches and records each side's outcome; only the pairs
+   that render on *both* sides are timed (pairs where either side raises are left out and
+   counted). Each timed repetition walks the pairs in a fresh shuffled
    order and times our render and transformers' back to back, alternating which goes first.
    Prints totals, the mean per render (µs) and the ratio ours/transformers (goal ≤ 1.5×), plus
    the same ratio over each pair's fastest repetition, which scheduling spikes barely move.
@@ -42,7 +43,7 @@ from app.config import load_settings
 from app.problems import TemplateProblem
 from app.render import engines
 from app.render.core import RenderRequest
-from app.render.engines.transformers.chat import render_chat
+from app.render.engines import render_exactly
 from bench._server import Server, visitor_address
 from tests.support.corpus import case_body, case_request, load_conversations
 from tests.support.reference import pinned_transformers_clock, reference_tokenizer
@@ -102,7 +103,7 @@ def _their_call(case: dict[str, Any], source: str) -> tuple[Any, dict[str, Any]]
 
 
 def run_ours(pair: Pair) -> str:
-    return render_chat(pair.ours).prompt
+    return render_exactly(pair.ours).prompt
 
 
 def run_theirs(pair: Pair) -> str:
@@ -222,7 +223,10 @@ def bench_in_process(mode: Mode) -> InProcessResult:
 
 
 def report_in_process(result: InProcessResult) -> None:
-    print("\n== In process: render_chat vs transformers apply_chat_template(tokenize=False)")
+    print(
+        "\n== In process: our transformers engine vs transformers "
+        "apply_chat_template(tokenize=False)"
+    )
     excluded = ", ".join(f"{n} {why}" for why, n in sorted(result.excluded.items())) or "none"
     print(
         f"pairs: {result.pairs_total} (templates × conversations); timed: {result.pairs_timed} "

@@ -204,8 +204,8 @@ MALFORMED["tool:mistral"] = {
 
 def suggest_for_templates() -> dict[str, tuple[str, str]]:
     """The pair `suggest` picks for each shared template, by template name."""
-    from app.render.engines.vllm.answers.suggest import suggest_each
     from tests.support.shared_data import template_files
+    from tests.support.vllm import suggest_each
 
     return suggest_each({path.stem: path.read_text(encoding="utf-8") for path in template_files()})
 

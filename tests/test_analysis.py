@@ -8,9 +8,9 @@ import pytest
 
 from app.analysis.analyze import analyze
 from app.analysis.diagnostics import template_diagnostics
-from app.render.content_format import detect_content_format
 from app.render.core import RenderRequest
-from app.render.engines.transformers.chat import render_chat
+from app.render.engines import render_exactly
+from app.render.engines.vllm.content_format import detect_content_format
 from app.sources.library import Library
 from tests.support.shared_data import TEMPLATES_DIR, VOCAB_DIR, needs_shared
 
@@ -74,7 +74,7 @@ def request(template: str, **changes) -> RenderRequest:
 
 
 def diagnostic_ids(template: str, **changes) -> set[str]:
-    found = template_diagnostics(request(template, **changes), lambda r: render_chat(r).prompt)
+    found = template_diagnostics(request(template, **changes), lambda r: render_exactly(r).prompt)
     return {d.id for d in found}
 
 
@@ -89,12 +89,12 @@ def test_each_diagnostic_fires_on_its_template(finding):
 
 def test_findings_carry_lines_where_they_can():
     found = template_diagnostics(
-        request(TRIGGERS["raises-on-system-refused"]), lambda r: render_chat(r).prompt
+        request(TRIGGERS["raises-on-system-refused"]), lambda r: render_exactly(r).prompt
     )
     refused = next(d for d in found if d.id == "raises-on-system-refused")
     assert refused.line == 2 and "System role not supported" in refused.message
     dated = template_diagnostics(
-        request(TRIGGERS["date-dependent"]), lambda r: render_chat(r).prompt
+        request(TRIGGERS["date-dependent"]), lambda r: render_exactly(r).prompt
     )
     assert next(d for d in dated if d.id == "date-dependent").line == 1
 

@@ -6,6 +6,8 @@ import json
 import re
 from html import unescape
 
+from app.sources.library import Library
+
 HELLO = [{"role": "user", "content": "Hello!"}]
 HF_FILES = "tokenizer.json, tokenizer_config.json"
 
@@ -56,3 +58,19 @@ def test_the_file_form_comes_before_the_inline_form(client):
     for program in ("llama-server", "llama-cli"):
         assert forms.index((program, "file")) < forms.index((program, "inline"))
     assert forms[0] == ("llama-server", "file")
+
+
+def test_the_engines_note_on_a_builtin_shows_its_names_as_code(client):
+    # The note is llama.cpp's own (Engine.command_notes); its `backquoted` names are code.
+    data = {"template": Library().template("chatml"), "messages": json.dumps(HELLO)}
+    html = client.post("/fragments/output", data={**data, "view": "command"}).get_data(True)
+    note = html.split('id="builtin-note">', 1)[1].split("</p>", 1)[0]
+    assert note.startswith("On plain chats this template writes exactly what llama.cpp&#39;s")
+    assert "<code>chatml</code>" in note and "<code>--chat-template chatml</code>" in note
+
+
+def test_before_the_view_opens_the_first_command_is_headed_by_its_own_program(client):
+    html = client.post("/fragments/output", data={"template": "x", "messages": "[]"}).get_data(True)
+    head = re.search(r'<h2>([^<]*)</h2>[^\n]*\n<pre class="command" id="command">(\S*) ', html)
+    assert head is not None
+    assert head[1] == "llama-server · file" and head[2] == "llama-server"

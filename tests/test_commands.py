@@ -24,8 +24,8 @@ from app.analysis.commands import build_command_lines
 from app.problems import TemplateProblem
 from app.render.command_line import MAX_ARGUMENT_BYTES
 from app.render.core import RenderRequest
+from app.render.engines import render_exactly
 from app.render.engines.llamacpp.builtins import BUILTINS, equivalent_builtin
-from app.render.engines.transformers.chat import render_chat
 from tests.support.reference import reference_tokenizer
 
 REPO = Path(__file__).resolve().parents[1]
@@ -339,7 +339,7 @@ def test_transformers_snippet_renders_what_the_playground_renders(workdir: Path)
         template=template, messages=MESSAGES, tools=TOOLS, add_generation_prompt=True,
         special_tokens=special, kwargs=KWARGS,
     )  # fmt: skip
-    expected = render_chat(request).prompt
+    expected = render_exactly(request).prompt
     assert "\r\n" in expected and "✓" in expected
     assert result.stdout.decode("utf-8") == expected + "\n"
 
@@ -402,7 +402,7 @@ def renderer(template: str, special_tokens: dict[str, str] | None = None):
             special_tokens=special_tokens or {},
         )  # fmt: skip
         try:
-            return render_chat(request).prompt
+            return render_exactly(request).prompt
         except TemplateProblem:
             return None
 

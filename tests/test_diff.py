@@ -14,8 +14,7 @@ from app.analysis.diff import (
     DiffLine,
     char_opcodes,
     diff_stats,
-    first_difference,
-    side_by_side,
+    side_by_side_flagged,
     token_opcodes,
     unified,
 )
@@ -156,16 +155,6 @@ def test_long_token_lists() -> None:
     assert diff_stats(ops)["inserted"] == 20
 
 
-def test_first_difference() -> None:
-    assert first_difference("abc", "abd") == 2
-    assert first_difference("ab", "abc") == 2
-    assert first_difference("", "x") == 0
-    assert first_difference("😀a", "😀b") == 1
-    assert first_difference("same", "same") is None
-    left, _ = chat(200, "chatml")
-    assert first_difference(left, left[:12345] + "#" + left[12346:]) == 12345
-
-
 def test_diff_stats() -> None:
     ops = [("equal", 0, 3, 0, 3), ("replace", 3, 5, 3, 4), ("delete", 5, 6, 4, 4),
            ("insert", 6, 6, 4, 7)]  # fmt: skip
@@ -203,17 +192,15 @@ def test_unified_line_split_and_missing_final_newline() -> None:
 
 def test_side_by_side_exact() -> None:
     left, right = "a\nb\nc\n", "a\nB\nx\nc\n"
-    assert side_by_side(left, right, char_opcodes(left, right)) == [
-        ([("equal", "a\n")], [("equal", "a\n")]),
-        ([("delete", "b"), ("equal", "\n")], [("insert", "B\n")]),
-        (None, [("insert", "x"), ("equal", "\n")]),
-        ([("equal", "c\n")], [("equal", "c\n")]),
-    ]
-    right = LETTERS.replace("e", "E")
-    rows = side_by_side(LETTERS, right, char_opcodes(LETTERS, right), context=1)
-    assert [(a and joined(a, {"equal", "delete"}), b and joined(b, {"equal", "insert"}))
-            for a, b in rows] == [(None, None), ("d\n", "d\n"), ("e\n", "E\n"), ("f\n", "f\n"),
-                                  (None, None)]  # fmt: skip
+    assert side_by_side_flagged(left, right, char_opcodes(left, right)) == (
+        [
+            ([("equal", "a\n")], [("equal", "a\n")]),
+            ([("delete", "b"), ("equal", "\n")], [("insert", "B\n")]),
+            (None, [("insert", "x"), ("equal", "\n")]),
+            ([("equal", "c\n")], [("equal", "c\n")]),
+        ],
+        [False, True, True, False],
+    )
 
 
 def joined(parts: list | None, keep: set[str]) -> str:
@@ -227,14 +214,14 @@ def test_views_spell_both_texts(left: str, right: str, budget: int) -> None:
     stats = diff_stats(ops)
     full = unified(left, right, ops, context=10**6)
     if left == right:
-        assert full == [] and all(a == b for a, b in side_by_side(left, right, ops))
+        assert full == [] and all(a == b for a, b in side_by_side_flagged(left, right, ops)[0])
         return
     assert "".join(joined(d.parts, {"equal", "delete"}) for d in full if d.sign in " -") == left
     assert "".join(joined(d.parts, {"equal", "insert"}) for d in full if d.sign in " +") == right
     assert sum(len(joined(d.parts, {"delete"})) for d in full) == stats["deleted"]
     assert sum(len(joined(d.parts, {"insert"})) for d in full) == stats["inserted"]
     assert all(d.sign != "@" for d in full)
-    rows = side_by_side(left, right, ops)
+    rows, _ = side_by_side_flagged(left, right, ops)
     assert "".join(joined(a, {"equal", "delete"}) for a, _ in rows) == left
     assert "".join(joined(b, {"equal", "insert"}) for _, b in rows) == right
     # Trimmed: all changed lines kept, at most 2 context lines beside a change or a gap.

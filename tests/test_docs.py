@@ -29,3 +29,13 @@ def test_every_image_the_readme_shows_is_in_the_repository():
     assert images, "the README's walkthrough shows the page"
     for image in images:
         assert (REPO / image).is_file(), f"{image} is missing"
+
+
+def test_the_docker_section_names_the_images_the_dockerfile_starts_from():
+    # It said `python:3.11-slim` where the Dockerfile pins `python:3.11.11-slim-bookworm`.
+    dockerfile = (REPO / "Dockerfile").read_text(encoding="utf-8")
+    bases = re.findall(r"^FROM\s+(\S+)", dockerfile, re.MULTILINE)
+    assert len(bases) == 2, bases
+    section = README.split("## Docker", 1)[1].split("\n## ", 1)[0]
+    named = set(re.findall(r"`((?:python|node):[^`]+)`", section))
+    assert named == set(bases)

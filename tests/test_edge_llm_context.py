@@ -17,12 +17,12 @@ import pytest
 
 from app.problems import TemplateProblem
 from app.render.core import RenderRequest
-from app.render.engines.edge_llm.context import REQUEST_FIELDS, edge_context, system_only_context
+from app.render.engines.edge_llm.context import REQUEST_FIELDS, edge_context
 from app.render.engines.edge_llm.inja.render import RenderError, load, render
 from app.render.engines.edge_llm.messages import expects_content_blocks, supports_developer_role
 from app.render.limits import DEFAULT_LIMITS
 from tests.support.corpus import PINNED_NOW, case_request, load_conversations
-from tests.support.edge_llm import RECORDED, recorded
+from tests.support.edge_llm import RECORDED, recorded, system_only_context
 from tests.support.shared_data import needs_shared, template_files
 from tests.support.timing import cpu_seconds
 
@@ -263,14 +263,6 @@ def test_content_block_detection_is_a_text_scan() -> None:
     assert not expects_content_blocks("{% for p in m.content")
     # A loop inside a comment or a string counts: the scan does not parse.
     assert expects_content_blocks("{# {% for p in m.content %} #}")
-
-
-def test_system_only_context() -> None:
-    """The second render: the first message alone, no generation prompt."""
-    context, _ = edge_context(request([{"role": "system", "content": "S"}, USER]))
-    alone = system_only_context({**context, "add_generation_prompt": True})
-    assert alone["messages"] == [{"role": "system", "content": "S"}]
-    assert alone["add_generation_prompt"] is False and list(alone) == list(context)
 
 
 def test_hostile_templates_scan_in_linear_time() -> None:

@@ -13,7 +13,7 @@ from transformers.utils.chat_template_utils import _compile_jinja_template
 
 from app.problems import TemplateProblem
 from app.render.core import RenderRequest
-from app.render.engines.transformers.chat import render_chat
+from app.render.engines import render_exactly
 
 HELLO = [{"role": "user", "content": "Hi"}]
 
@@ -45,7 +45,7 @@ def jinja_lineno(template: str) -> int:
 
 def our_problem(template: str) -> TemplateProblem:
     with pytest.raises(TemplateProblem) as raised:
-        render_chat(RenderRequest(template=template, messages=HELLO))
+        render_exactly(RenderRequest(template=template, messages=HELLO))
     return raised.value
 
 

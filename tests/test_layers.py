@@ -175,32 +175,132 @@ def _outside_engines() -> list[Path]:
     return [path for path in _modules(APP) if ENGINES_PACKAGE not in path.parents]
 
 
-def _engine_ids() -> set[str]:
-    """The registered engines' ids, read from their packages (`id = "..."`)."""
-    ids = set()
-    for path in _modules(ENGINES_PACKAGE):
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
-            names_id = isinstance(node, ast.Assign) and any(
-                isinstance(t, ast.Name) and t.id == "id" for t in node.targets
-            )
-            if names_id and isinstance(node.value, ast.Constant):
-                ids.add(node.value.value)
-    return ids
+#: Where an engine's name appears outside its package for a reason that is no engine's,
+#: by file and name as the pattern finds it (lower case), with that reason.
+NOT_ABOUT_AN_ENGINE = {
+    ("app/sources/gguf.py", "llama.cpp"): (
+        "GGUF is llama.cpp's file format: a version 1 file is converted again with its "
+        "converter, which renders nothing"
+    ),
+    ("app/tokens/gguf_vocab.py", "llama.cpp"): (
+        "the vocabulary is llama.cpp's tokenizer (app/tokens), which refuses duplicate "
+        "token texts when it loads a model; no render engine"
+    ),
+    ("app/sources/library.py", "llama_cpp"): (
+        "`llama_cpp_builtin`, a key of the library's manifest and of GET /api/library's "
+        "documented answer: data about a library template, kept as documented"
+    ),
+}
+
+
+def _engine_names() -> set[str]:
+    """Every name an engine goes by, from the registry: its id, its name, what its name
+    calls it in brackets when that is one word ("llama.cpp (llama-server)"), the label
+    and program its sentences use, and the program of every command line that it, or a
+    runtime the playground has no engine for, writes."""
+    from app.render.command_line import CommandContext
+    from app.render.engines import ENGINES, command_writers
+
+    names: set[str] = set()
+    for engine in ENGINES.values():
+        names |= {engine.id, engine.name, engine.label, engine.program}
+        names |= set(re.findall(r"\(([^\s(),]+)\)", engine.name))
+    context = CommandContext(template="{{ messages }}", kwargs={})
+    for writer in command_writers():
+        names |= {line.program for line in writer.command_lines(context)}
+    return names
+
+
+def _names_pattern(names: set[str]) -> re.Pattern[str]:
+    """Any of `names` in any case, its separators written as any separator or none
+    ("llama.cpp", "llama_cpp", "LlamaCpp"), not inside a longer word."""
+    spelled = [
+        r"[._\-\s/]?".join(re.escape(part) for part in re.split(r"[._\-\s/@]+", name) if part)
+        for name in sorted(names, key=len, reverse=True)
+    ]
+    return re.compile(rf"(?<![a-z0-9])(?:{'|'.join(spelled)})(?![a-z0-9])", re.IGNORECASE)
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    """The ids of the docstring nodes in `tree`: documentation, read like comments."""
+    kinds = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+    return {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, kinds) and node.body and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }  # fmt: skip
+
+
+def _python_words(path: Path) -> Iterator[tuple[int, str]]:
+    """Every string (f-string parts too) but docstrings, and every name the code defines
+    or reads (camel case cut into words), with its line."""
+    tree = ast.parse(path.read_text(), str(path))
+    docstrings = _docstrings(tree)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if id(node) not in docstrings:
+                yield node.lineno, node.value
+            continue
+        name = {
+            ast.Name: "id", ast.Attribute: "attr", ast.FunctionDef: "name",
+            ast.AsyncFunctionDef: "name", ast.ClassDef: "name", ast.arg: "arg",
+            ast.keyword: "arg", ast.alias: "asname",
+        }.get(type(node))  # fmt: skip
+        if name and (word := getattr(node, name)):
+            yield node.lineno, re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", word)
+
+
+#: Comments of the page's templates ({# #}, <!-- -->) and of its scripts and styles.
+_MARKUP_COMMENTS = re.compile(r"\{#.*?#\}|<!--.*?-->", re.DOTALL)
+_SCRIPT_COMMENTS = re.compile(r"/\*.*?\*/|(?<![:\\\"'])//[^\n]*", re.DOTALL)
+
+
+def _page_words(path: Path) -> Iterator[tuple[int, str]]:
+    """The page's own templates, scripts and styles, without their comments, by line."""
+    comments = _MARKUP_COMMENTS if path.suffix == ".html" else _SCRIPT_COMMENTS
+    text = comments.sub(lambda found: "\n" * found.group().count("\n"), path.read_text())
+    yield from enumerate(text.splitlines(), start=1)
+
+
+def _page_files() -> list[Path]:
+    """The page's templates and its own scripts and styles (not the bundled vendor output)."""
+    static = [
+        path for path in (REPO / "static").rglob("*")
+        if path.suffix in (".js", ".mjs", ".css") and "vendor" not in path.parts
+    ]  # fmt: skip
+    return sorted((APP / "templates").glob("*.html")) + sorted(static)
+
+
+def _named_outside_engines() -> list[str]:
+    pattern = _names_pattern(_engine_names())
+    found = []
+    words = [(path, _python_words(path)) for path in _outside_engines()]
+    words += [(path, _page_words(path)) for path in _page_files()]
+    for path, lines in words:
+        where = str(path.relative_to(REPO))
+        for line, text in lines:
+            for match in pattern.finditer(text):
+                if (where, match.group().lower()) not in NOT_ABOUT_AN_ENGINE:
+                    found.append(f"{where}:{line} names {match.group()!r}: {text[:80]!r}")
+    return found
+
+
+def test_the_engine_names_come_from_the_registry() -> None:
+    names = {name.lower() for name in _engine_names()}
+    assert {"transformers", "llama.cpp", "llama-server", "vllm", "tgi", "mistral.rs"} <= names
+    assert {"text-generation-inference", "tensorrt edge-llm", "transformers.js"} <= names
+    pattern = _names_pattern(_engine_names())
+    for spelled in ("LlamaCpp_engine", "llama_cpp_rewrites", "What vLLM does", "TGI's"):
+        assert pattern.search(spelled), spelled
+    assert not pattern.search("transformersx") and not pattern.search("from the server")
 
 
 def test_only_the_engine_packages_name_an_engine() -> None:
-    # Everything about an engine is its own: code elsewhere asks the registry
-    # (`app.render.engines`: the reference, default and stating engines, each engine's
-    # command lines, caveats and capabilities) and never spells an id.
-    ids = _engine_ids()
-    assert {"transformers", "llama.cpp", "vllm"} <= ids, "the engine ids are not found"
-    named = [
-        f"{path.relative_to(REPO)}:{node.lineno} names {node.value!r}"
-        for path in _outside_engines()
-        for node in ast.walk(ast.parse(path.read_text(), str(path)))
-        if isinstance(node, ast.Constant) and node.value in ids
-    ]
-    assert named == []
+    # Everything about an engine is its own: code, templates and scripts elsewhere ask
+    # the registry (`app.render.engines`: the reference, stating and content-format
+    # engines, each engine's labels, command lines and notes) and never spell a name.
+    assert _named_outside_engines() == []
     inside = {path.stem for path in ENGINES_PACKAGE.iterdir() if path.name != "__init__.py"}
     imports = [
         f"{path.relative_to(REPO)} imports {name}"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from app.problems import TemplateProblem
-from app.render.engines.transformers.chat import render_chat
+from app.render.engines import render_exactly
 from app.sources.library import Library
 from tests.support import REPO
 from tests.support.corpus import case_request, load_conversations
@@ -18,7 +18,7 @@ CASES = load_conversations()
 
 def outcome(template: str, case: dict) -> tuple:
     try:
-        rendered = render_chat(case_request(case, template))
+        rendered = render_exactly(case_request(case, template))
     except TemplateProblem as problem:
         return ("error", problem.type, problem.message)
     return ("ok", rendered.prompt, rendered.generation_spans)

@@ -24,7 +24,6 @@ from app.render.engines.llamacpp.answers.chat_peg_mapper import (
     Mapper,
     normalize_quotes_to_json,
     parse_and_extract,
-    parse_anywhere_and_extract,
     peg_parse,
 )
 from app.render.engines.llamacpp.answers.peg_builder import Builder
@@ -32,7 +31,9 @@ from tests.support import REPO
 from tests.support.timing import cpu_seconds
 
 FIXTURE = json.loads((REPO / "tests/support/llamacpp/peg_cases.json").read_text())
-CASES = FIXTURE["cases"]
+#: llama.cpp's cases, but those of `parse_anywhere_and_extract` (its autoparser's probe
+#: of rendered prompts, which the port does not make).
+CASES = [case for case in FIXTURE["cases"] if case.get("mode") != "anywhere"]
 OPERATORS = {"+": lambda a, b: a + b, "|": lambda a, b: a | b, "<<": lambda a, b: a << b}
 
 
@@ -116,10 +117,7 @@ def test_upstream_case(case: dict[str, Any]) -> None:
     arena = arena_of(case)
     flags = peg.FLAG_LENIENT if case["lenient"] else peg.FLAG_NONE
     if "expect_tags" in case:
-        if case["mode"] == "anywhere":
-            tagged = parse_anywhere_and_extract(arena, case["input"])
-        else:
-            tagged = parse_and_extract(arena, case["input"], flags)
+        tagged = parse_and_extract(arena, case["input"], flags)
         check_result(case, tagged.result)
         for tag, text in (case["expect_tags"] or {}).items():
             assert tagged.tags[tag] == text
@@ -144,7 +142,7 @@ def test_upstream_case(case: dict[str, Any]) -> None:
 
 def test_case_count() -> None:
     """The fixture keeps every case extracted (a shrinking file would hide lost ones)."""
-    assert len(CASES) >= 147
+    assert len(FIXTURE["cases"]) >= 147 and len(CASES) >= 144
 
 
 # common_chat_peg_parse around the parse.
@@ -209,11 +207,6 @@ def tool_grammar(p: ChatBuilder) -> Any:
     return think + p.content(p.until("<tool_call>")) + p.zero_or_more(p.space() + calls) + p.end()
 
 
-def safe_content(p: ChatBuilder) -> Any:
-    call = "<tool_call>" + p.tool_args(p.json()) + "</tool_call>"
-    return p.tag_with_safe_content("chunk", "<tool_call>", p.tool(call)) + p.end()
-
-
 HOSTILE = {
     "repeated open tags": lambda n: "<tool_call>" * (n // 11),
     "unclosed braces": lambda n: "<tool_call>" + "{" * n,
@@ -228,9 +221,7 @@ HOSTILE = {
 }
 
 
-@pytest.mark.parametrize(
-    "grammar", [tool_grammar, safe_content], ids=["json-tools", "safe-content"]
-)
+@pytest.mark.parametrize("grammar", [tool_grammar], ids=["json-tools"])
 @pytest.mark.parametrize("name", HOSTILE)
 def test_hostile_text_parses_in_linear_time(grammar: Callable, name: str) -> None:
     """Ten times the text takes about ten times as long (a quadratic parse: a hundred)."""

@@ -16,10 +16,13 @@ from typing import Any
 
 import pytest
 
+from app.render.engines import ENGINES as ENGINE_REGISTRY
 from app.state import PlaygroundState
 from app.state.form import form_values
 from tests.support.corpus import PINNED_NOW, case_body, load_conversations
+from tests.support.page_data import synthetic_vocab
 from tests.support.shared_data import require_shared, template_files
+from tests.support.sources import built
 
 require_shared()
 
@@ -28,7 +31,7 @@ CASES = {case["name"]: case for case in load_conversations()}
 #: Every fourth shared template, and conversations that reach different paths.
 SAMPLED = sorted(TEMPLATES)[::4]
 CONVERSATIONS = ["single-turn-gen-prompt", "tools-offered", "reasoning-history", "documents"]
-ENGINES = ["transformers", "llama.cpp", "vllm"]
+ENGINES = sorted(ENGINE_REGISTRY)
 
 
 def state_of(template: str, case: str, **fields: Any) -> PlaygroundState:
@@ -93,6 +96,24 @@ def test_a_comparison_is_the_same_from_the_twin_and_diff(client):
         assert comparison["right"]["prompt"] == diffed["right"]["prompt"]
 
 
+@pytest.mark.parametrize("engine", ENGINES)
+def test_an_engine_comparison_is_the_same_from_the_twin_and_diff(client, engine):
+    compared = 0
+    for template in SAMPLED[:4]:
+        state = state_of(template, "tools-offered", engine=engine, compare_engines=True)
+        left = state.to_json()
+        right = {**left, "engine": state.compared_engine()}
+        diffed = post(client, "/api/diff", {"left": left, "right": right}).json
+        comparison = twin(client, state)["comparison"]
+        if diffed["opcodes"] is None:  # a side that fails: the twin compares nothing
+            assert comparison is None or comparison["opcodes"] == []
+            continue
+        assert comparison["opcodes"] == diffed["opcodes"], template
+        assert comparison["right"]["prompt"] == diffed["right"]["prompt"]
+        compared += 1
+    assert compared >= 2
+
+
 def test_the_analysis_is_the_same_from_the_twin_and_analyze(client):
     for template in SAMPLED[:3]:
         state = state_of(template, "reasoning-history", view="analysis")
@@ -116,3 +137,54 @@ def test_the_command_lines_are_the_same_from_the_twin_and_command(client):
             answer["builtin"],
             answer["content_format"],
         )
+
+
+#: A template that writes BOS itself, for a vocabulary that adds it too.
+WRITES_BOS = "{{ bos_token }}{% for m in messages %}{{ m.role }}: {{ m.content }}\n{% endfor %}"
+
+
+@pytest.fixture(scope="module")
+def adds_bos(app, tmp_path_factory) -> dict[str, Any]:
+    """A loaded GGUF whose header says its tokenizer adds BOS by itself."""
+    path = synthetic_vocab(tmp_path_factory.mktemp("bos") / "adds-bos.gguf", 600, add_bos=True)
+    client = app.test_client()
+    answer = client.post(
+        "/api/sources/gguf?name=adds-bos.gguf",
+        data=path.read_bytes(),
+        content_type="application/octet-stream",
+    )
+    assert answer.status_code == 200, answer.get_data()[:300]
+    source = built(client, answer.json)
+    assert source["add_bos_token"] is True and source["tokenizer"]["supported"] is True
+    return source
+
+
+def test_a_vocabulary_that_adds_bos_reaches_every_endpoint(client, adds_bos):
+    # llama.cpp cuts the BOS the template writes when the vocabulary adds one: the page
+    # applied the vocabulary's flags, /api/render, /api/diff and /api/analyze did not.
+    body = {
+        "template": WRITES_BOS,
+        "messages": [{"role": "user", "content": "hello there"}],
+        "special_tokens": {"bos_token": "<s>", "eos_token": "</s>"},
+        "engine": "llama.cpp",
+        "now": PINNED_NOW.isoformat(),
+    }
+    reference = {"id": adds_bos["id"], "kind": "gguf", "file_name": "adds-bos.gguf"}
+    state = PlaygroundState.from_json({**body, "source": reference})
+    prompt = twin(client, state)["prompt"]["prompt"]
+    assert prompt == "user: hello there\n", "the vocabulary's BOS is not cut: no drift to see"
+    assert post(client, "/api/render", state.to_json()).json["prompt"] == prompt
+    assert page_prompt(client, state) == prompt
+
+    compared = twin(client, replace(state, compare_engines="transformers", view="diff"))
+    right = {**body, "engine": "transformers"}
+    diffed = post(client, "/api/diff", {"left": body, "right": right, "source": adds_bos["id"]})
+    assert diffed.json["left"]["prompt"] == prompt
+    assert diffed.json["right"]["prompt"] == compared["comparison"]["right"]["prompt"]
+    assert diffed.json["opcodes"] == compared["comparison"]["opcodes"]
+    tokens = post(client, "/api/tokenize", {"source": adds_bos["id"], "text": prompt}).json
+    assert diffed.json["left"]["token_ids"] == [token["id"] for token in tokens["tokens"]]
+    assert diffed.json["token_opcodes"][0][:3] == ["insert", 0, 0]  # the BOS llama.cpp cut
+
+    analysed = post(client, "/api/analyze", {**body, "source": adds_bos["id"]})
+    assert analysed.json == twin(client, replace(state, view="analysis"))["analysis"]

@@ -14,7 +14,7 @@ import pytest
 
 from app.problems import TemplateProblem
 from app.render.core import RenderRequest
-from app.render.engines.transformers.chat import render_chat
+from app.render.engines import render_exactly
 from tests.support.corpus import DEFAULT_SPECIAL_TOKENS, PINNED_NOW, case_request, our_outcome
 from tests.support.reference import Outcome, reference_generation_spans, reference_render
 
@@ -52,7 +52,7 @@ def assert_same(template: str, messages: list[dict[str, Any]], **options: Any) -
 def problem(template: str, messages: list[dict[str, Any]], **options: Any) -> TemplateProblem:
     conversation = case(messages, **options)
     with pytest.raises(TemplateProblem) as raised:
-        render_chat(case_request(conversation, template))
+        render_exactly(case_request(conversation, template))
     return raised.value
 
 
@@ -99,7 +99,7 @@ def test_generation_spans_match_transformers(template: str) -> None:
     prompt, spans = reference_generation_spans(
         template, GENERATION_CONVERSATION, DEFAULT_SPECIAL_TOKENS
     )
-    rendered = render_chat(
+    rendered = render_exactly(
         RenderRequest(
             template=template,
             messages=copy.deepcopy(GENERATION_CONVERSATION),
@@ -115,7 +115,7 @@ def test_generation_spans_match_transformers(template: str) -> None:
 
 
 def test_template_without_generation_blocks_has_no_spans() -> None:
-    rendered = render_chat(RenderRequest(template=CHATML, messages=copy.deepcopy(HELLO)))
+    rendered = render_exactly(RenderRequest(template=CHATML, messages=copy.deepcopy(HELLO)))
     assert rendered.generation_spans == []
     assert reference_generation_spans(CHATML, HELLO, DEFAULT_SPECIAL_TOKENS)[1] == []
 

@@ -27,11 +27,11 @@ from app.render.engines.vllm.answers import (
     reasoning_parsers,
     tool_parsers,
 )
-from app.render.engines.vllm.answers.suggest import suggest_each
 from app.render.limits import DEFAULT_LIMITS
 from tests.support import REPO
 from tests.support.shared_data import needs_shared, template_files
 from tests.support.timing import cpu_seconds
+from tests.support.vllm import suggest_each
 
 ANSWERS = REPO / "tests" / "support" / "vllm" / "answers"
 CASES = REPO / "tests" / "support" / "vllm" / "parser_cases"

@@ -36,13 +36,14 @@ DEFAULT_MAX_CHARS = 2_000_000
 class Analysis:
     """What the Analysis view shows, field for field `/api/analyze`'s answer."""
 
-    #: What the stating engine (llama-server) changes before rendering; None: it refuses.
-    llama_cpp_rewrites: list[str] | None
+    #: What the stating engine's server changes before rendering; None: it refuses.
+    rewrites: list[str] | None
     #: Every engine against the reference over the report's conversations.
     portability: dict[str, Any]
-    #: The stating engine's `chat_template_caps`.
+    #: The stating engine's capabilities.
     capabilities: dict[str, bool] | None
-    content_format: str
+    #: What the content-format engine decides for the template.
+    content_format: str | None
     diagnostics: list[dict[str, Any]]
     end_of_turn_marker: str | None
     prefix_stability: list[dict[str, Any]]
@@ -67,8 +68,9 @@ def _prefix_stability(probed: dict[str, Any], token_ids: TokenIds | None) -> lis
     return pairs
 
 
-def _llama_cpp_rewrites(request: RenderRequest, pool: SandboxPool) -> list[str] | None:
-    """What llama-server changes before rendering this conversation (None if it refuses)."""
+def _stated_rewrites(request: RenderRequest, pool: SandboxPool) -> list[str] | None:
+    """What the stating engine changes before rendering this conversation (None if it
+    refuses)."""
     try:
         return pool.render(replace(request, engine=STATING_ENGINE)).rewrites
     except TemplateProblem:
@@ -101,7 +103,7 @@ def analyze(
     )
     diagnostics = [Diagnostic(**d) for d in probed["diagnostics"]] + vocabulary
     return Analysis(
-        llama_cpp_rewrites=_llama_cpp_rewrites(request, pool),
+        rewrites=_stated_rewrites(request, pool),
         portability=portability(request, pool),
         capabilities=probed["capabilities"],
         content_format=probed["content_format"],

@@ -1,49 +1,27 @@
 """Command lines that run a model with the template shown in the playground.
 
-Each engine writes its own (`Engine.command_lines`, in `command_rank` order); this module
-puts them together with those of runtimes the playground has no engine for (mistral.rs),
-and learns in a sandbox worker what they need to know of the template
-(`Engine.command_facts`). Every entry is `{"engine", "form", "command", "files"}`, where
-`files` maps the file names the command reads (in the current directory) to their
-contents; the quoting rules are `app.render.command_line`'s.
+Each engine writes its own (`Engine.command_lines`), and so does each runtime the
+playground has no engine for, in the order `app.render.engines.command_writers` gives;
+this module puts them together and learns in a sandbox worker what they need to know of
+the template (`Engine.command_facts`). Every entry is `{"engine", "form", "command",
+"files"}`, where `files` maps the file names the command reads (in the current directory)
+to their contents; the quoting rules are `app.render.command_line`'s.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from app.problems import TemplateProblem
 from app.render.command_line import (
     DEFAULT_SERVER_URL,
     EXAMPLE_MESSAGES,
-    TEMPLATE_FILE,
     CommandContext,
     CommandLine,
-    join,
 )
 from app.render.core import RenderRequest, render_with
-from app.render.engines import ENGINES, REFERENCE_ENGINE, get_engine
+from app.render.engines import ENGINES, REFERENCE_ENGINE, command_writers, get_engine
 from app.render.limits import RenderLimits, check_template_size
-
-
-def _mistral_rs(context: CommandContext) -> list[CommandLine]:
-    """mistral.rs's server (its `docs/CHAT_TOK.md`): `--jinja-explicit` names a Jinja file
-    that replaces the model's template (its older `--chat-template` wants a JSON file)."""
-    words = ["mistralrs", "serve", "--jinja-explicit", TEMPLATE_FILE, "-m", context.hf_id]
-    return [CommandLine("mistral.rs", "serve", join(words), {TEMPLATE_FILE: context.template})]
-
-
-#: Runtimes without an engine, with the rank their command lines take among the engines'.
-OTHER_RUNTIMES: list[tuple[int, Callable[[CommandContext], list[CommandLine]]]] = [
-    (30, _mistral_rs),
-]
-
-
-def _writers() -> list[Callable[[CommandContext], list[CommandLine]]]:
-    """Every engine's and runtime's command-line writer, in the order the page lists them."""
-    ranked = [(engine.command_rank, engine.command_lines) for engine in ENGINES.values()]
-    return [write for _, write in sorted([*ranked, *OTHER_RUNTIMES], key=lambda pair: pair[0])]
 
 
 def build_command_lines(
@@ -61,12 +39,11 @@ def build_command_lines(
 ) -> list[CommandLine]:
     """Every command that runs a model with `template`, `kwargs` and the conversation.
 
-    `model` is a GGUF file (for llama.cpp and gguf-py) or a Hugging Face id (for vLLM and
-    transformers); a placeholder stands in for the kind not given. `facts` are what
-    `template_facts` learnt (the content format vLLM is told, the name of a llama.cpp
-    built-in format that renders like the template, the parsers that fit it).
-    `special_tokens` are the BOS/EOS texts TGI's tokenizer_config.json carries; `parsers`
-    the parser options chosen per engine (the Response view's), which their flags carry.
+    `model` is a GGUF file or a Hugging Face id, whichever the engine's program loads; a
+    placeholder stands in for the kind not given. `facts` are what `template_facts`
+    learnt (each engine's own). `special_tokens` are the BOS/EOS texts a program may be
+    given beside the template; `parsers` the parser options chosen per engine (the
+    Response view's), which their flags carry.
     """
     context = CommandContext.for_model(
         model,
@@ -77,16 +54,16 @@ def build_command_lines(
         add_generation_prompt=add_generation_prompt,
         special_tokens=special_tokens or {},
         server_url=server_url,
-        facts={"content_format": "string", "builtin": None, **facts},
+        facts=facts,
         parsers=parsers or {},
     )
-    return [line for write in _writers() for line in write(context)]
+    return [line for writer in command_writers() for line in writer.command_lines(context)]
 
 
-def first_command(template: str, model: str | None) -> str:
+def first_command(template: str, model: str | None) -> CommandLine:
     """The first command line the Command view lists, before it asks for the rest."""
-    write = _writers()[0]
-    return write(CommandContext.for_model(model, template=template, kwargs={}))[0].command
+    first = command_writers()[0]
+    return first.command_lines(CommandContext.for_model(model, template=template, kwargs={}))[0]
 
 
 def without_commands() -> list[str]:

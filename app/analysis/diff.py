@@ -164,11 +164,6 @@ def token_opcodes(
     return _Differ(list(left_ids), list(right_ids), budget, _ID_LEVELS).ops
 
 
-def first_difference(left: str, right: str) -> int | None:
-    """Offset of the first differing character (or the shorter length); None if equal."""
-    return None if left == right else common_prefix_length(left, right)
-
-
 def diff_stats(opcodes: Sequence[Opcode]) -> dict[str, int]:
     """Characters kept, inserted and deleted (a replace counts as both)."""
     stats = {"equal": 0, "inserted": 0, "deleted": 0}
@@ -273,22 +268,12 @@ def unified(
     return _trim(entries, signs, context, DiffLine("@", [("equal", "…\n")])) if any(signs) else []
 
 
-@gc_paused()
-def side_by_side(
-    left: str, right: str, opcodes: Sequence[Opcode], *, context: int | None = None
-) -> list[tuple[list[Part] | None, list[Part] | None]]:
-    """Rows pairing left and right lines; None where a run of changed lines is shorter on
-    one side. With `context`, unchanged rows far from changes are left out, each run of
-    them replaced by one (None, None) row."""
-    rows, flags = side_by_side_flagged(left, right, opcodes)
-    return rows if context is None else _trim(rows, flags, context, (None, None))
-
-
 def side_by_side_flagged(
     left: str, right: str, opcodes: Sequence[Opcode]
 ) -> tuple[list[tuple[list[Part] | None, list[Part] | None]], list[bool]]:
-    """`side_by_side`'s rows, and for each whether its lines are the unified view's "-"
-    and "+" lines (a moved line is changed even when all its parts are equal)."""
+    """Rows pairing left and right lines (None where a run of changed lines is shorter on
+    one side), and for each whether its lines are the unified view's "-" and "+" lines
+    (a moved line is changed even when all its parts are equal)."""
     rows: list[tuple[list[Part] | None, list[Part] | None]] = []
     flags: list[bool] = []
     for changed, a, b in _rows(left, right, opcodes):

@@ -16,9 +16,13 @@ from app.analysis.diagnostics import end_of_turn_marker, template_diagnostics, t
 from app.analysis.prefix import answered_requests, compare_requests, user_turn_requests
 from app.problems import TemplateProblem
 from app.render.client import as_callers_send
-from app.render.content_format import detect_content_format
 from app.render.core import RenderRequest, render_with
-from app.render.engines import REFERENCE_ENGINE, STATING_ENGINE, get_engine
+from app.render.engines import (
+    CONTENT_FORMAT_ENGINE,
+    REFERENCE_ENGINE,
+    STATING_ENGINE,
+    get_engine,
+)
 from app.render.limits import RenderLimits, check_template_size
 from app.text import template_markers
 
@@ -69,7 +73,7 @@ def probe_template(
     small = sum(len(text) for text in requests if text is not None) <= max_chars
     return {
         "capabilities": get_engine(STATING_ENGINE).capabilities(request.template, limits),
-        "content_format": detect_content_format(request.template),
+        "content_format": get_engine(CONTENT_FORMAT_ENGINE).content_format(request.template),
         "diagnostics": [d.to_json() for d in template_diagnostics(request, _prompt)],
         "end_marker": end_of_turn_marker(request, _prompt, markers),
         "turn_markers": turn_delimiters(request, _prompt, markers),

@@ -4,7 +4,8 @@ sandboxed render -> prompt -> tokens -> views), kept free of Flask.
 `build_outputs(state, pipeline)` gives the typed `Outputs` (`app.display.views`) that the
 page's fragment and its JSON twin both write out. The API's older endpoints are steps of
 the same pipeline: `/api/render` is `render_main`, `/api/diff` two of those and
-`diff_sides`, `/api/analyze` `analysis_of`, `/api/command` `commands_of`.
+`compare_sides` (`app.display.comparison`), `/api/analyze` `analysis_of`, `/api/command`
+`commands_of`; each starts from `with_source`, as `build_outputs` does.
 What is computed follows the open view (`state.view`): the prompt always; its tokens for
 the Tokens and Diff views; the analysis and the command lines only while theirs is open.
 """
@@ -12,7 +13,6 @@ the Tokens and Diff views; the analysis and the command lines only while theirs 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
@@ -24,33 +24,25 @@ from app.analysis.commands import (
     template_facts,
     without_commands,
 )
-from app.analysis.diff import (
-    char_opcodes,
-    diff_stats,
-    side_by_side_flagged,
-    token_opcodes,
-    unified,
-)
 from app.answers.reading import (
     DEFAULT_COMPLETION_KB,
     Response,
     check_completion_size,
     read_completion,
 )
+from app.display.comparison import compare_sides
 from app.display.prompt import prompt_marks
-from app.display.token_data import columns
 from app.display.tokens_view import TokensOf, id_blocks, tokens_view, tokens_with
 from app.display.views import Comparison, Outputs, PageLimits, Rendering
 from app.errors import RequestError
 from app.problems import TemplateProblem
 from app.render.client import as_callers_send
 from app.render.command_line import CommandLine
-from app.render.engines import get_engine
+from app.render.engines import command_notes, get_engine
 from app.render.pool import SandboxPool
 from app.sources.source import Source
 from app.sources.store import SourceStore
 from app.state import PlaygroundState, SourceRef
-from app.tokens.vocab import Token
 
 __all__ = ["Outputs", "PageLimits", "Pipeline", "build_outputs"]
 
@@ -84,6 +76,15 @@ def with_source_flags(state: PlaygroundState, source: Source | None) -> Playgrou
         add_bos_token=state.add_bos_token or bool(source.add_bos_token),
         add_eos_token=state.add_eos_token or bool(source.add_eos_token),
     )
+
+
+def with_source(
+    state: PlaygroundState, pipeline: Pipeline
+) -> tuple[PlaygroundState, Source | None]:
+    """The state's source (its tokenizer built), and the state with what that source's
+    vocabulary says: every output of a state starts here."""
+    source = pipeline.source_of(state)
+    return with_source_flags(state, source), source
 
 
 def render_main(
@@ -125,57 +126,6 @@ def _model(source: Source | None, ref: SourceRef | None) -> str | None:
     return " ".join(part for part in named if isinstance(part, str)) or None
 
 
-def _cut_lines(lines: list[Any], max_chars: int, chars_of: Callable[[Any], int]) -> list[Any]:
-    """The first lines of a diff view, up to about `max_chars` characters of text."""
-    total = 0
-    for index, line in enumerate(lines):
-        total += chars_of(line)
-        if total > max_chars:
-            return lines[: index + 1]
-    return lines
-
-
-def _parts_chars(parts: list[tuple[str, str]] | None) -> int:
-    return sum(len(text) for _, text in parts or [])
-
-
-def _token_rows(left: Sequence[Token], right: Sequence[Token]) -> list[tuple[str, Sequence[Token]]]:
-    rows: list[tuple[str, Sequence[Token]]] = []
-    left_ids, right_ids = columns(left)[0], columns(right)[0]
-    for tag, i1, i2, j1, j2 in token_opcodes(left_ids, right_ids):
-        if tag == "equal":
-            rows.append(("equal", left[i1:i2]))
-            continue
-        if i2 > i1:
-            rows.append(("delete", left[i1:i2]))
-        if j2 > j1:
-            rows.append(("insert", right[j1:j2]))
-    return rows
-
-
-def diff_sides(main: Rendering, right: Rendering, limits: PageLimits, **labels: str) -> Comparison:
-    """The diff of two renderings, its line views cut to `limits`."""
-    if main.prompt is None or right.prompt is None:
-        return Comparison(right=right, **labels)
-    opcodes = char_opcodes(main.prompt, right.prompt)
-    lines = unified(main.prompt, right.prompt, opcodes)
-    rows, changed = side_by_side_flagged(main.prompt, right.prompt, opcodes)
-    rows = [(a, b, flag) for (a, b), flag in zip(rows, changed, strict=True)]
-    shown_lines = _cut_lines(lines, limits.chars, lambda line: _parts_chars(line.parts))
-    shown_rows = _cut_lines(rows, limits.chars, lambda r: _parts_chars(r[0]) + _parts_chars(r[1]))
-    # Line counts from the unified lines, so the numbers are the "-" and "+" lines shown.
-    signs = [line.sign for line in lines]
-    return Comparison(
-        right=right,
-        opcodes=opcodes,
-        unified=shown_lines,
-        side_by_side=shown_rows,
-        stats={**diff_stats(opcodes), "removed": signs.count("-"), "added": signs.count("+")},
-        lines_cut=len(shown_lines) < len(lines) or len(shown_rows) < len(rows),
-        **labels,
-    )
-
-
 def compare(
     state: PlaygroundState,
     pipeline: Pipeline,
@@ -194,13 +144,9 @@ def compare(
         labels = {"label": "the compared template", "left_label": "this template"}
     else:
         return None
-    comparison = diff_sides(main, right, pipeline.limits, **labels)
-    if main.tokens is not None and right.prompt is not None:
-        right_tokens, _ = tokens_of(right.prompt)
-        if right_tokens is not None:
-            right.tokens, right.token_total = right_tokens.tokens, right_tokens.total
-            comparison.token_rows = _token_rows(main.tokens, right.tokens)
-    return comparison
+    # By tokens too when a view on screen shows the main prompt's (Tokens, Diff).
+    by_tokens = tokens_of if main.tokens is not None else None
+    return compare_sides(main, right, pipeline.limits, by_tokens, **labels)
 
 
 def analysis_of(state: PlaygroundState, pipeline: Pipeline, source: Source | None) -> Analysis:
@@ -268,8 +214,7 @@ def gguf_file(state: PlaygroundState) -> str | None:
 def build_outputs(state: PlaygroundState, pipeline: Pipeline) -> Outputs:
     """Render the state and derive every view it shows from the prompt."""
     # Tokens and vocabulary checks need the tokenizer: the render waits for its build.
-    source = pipeline.source_of(state)
-    state = with_source_flags(state, source)
+    state, source = with_source(state, pipeline)
     main = render_main(state, pipeline, source)
     tokens_of = tokens_with(pipeline.store, source, pipeline.limits.tokens)
     request = state.render_request()
@@ -297,6 +242,7 @@ def build_outputs(state: PlaygroundState, pipeline: Pipeline) -> Outputs:
         # command lines say so; a template that cannot even be probed shows the first one.
         with contextlib.suppress(TemplateProblem):
             outputs.commands, outputs.facts = commands_of(state, pipeline, model)
+            outputs.command_notes = command_notes(outputs.facts)
     if main.prompt is None:
         return outputs
     if state.view == "analysis":

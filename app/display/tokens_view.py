@@ -47,26 +47,27 @@ TOKEN_VIEWS = frozenset({"tokens", "diff"})
 
 #: Tokenizes a text with the loaded source: its first tokens and their count, or None
 #: and why there are none.
-TokensOf = Callable[[str], tuple[Tokens | None, str | None]]
+TokensOf = Callable[[str], tuple[Tokens | None, TokenizerUnavailable | None]]
 
 
-def tokens_with(store: SourceStore, source: Source | None, limit: int) -> TokensOf:
-    """The first `limit` tokens from the source's own vocabulary (tokenized in a source
-    worker), or why there are none."""
+def tokens_with(store: SourceStore, source: Source | None, limit: int | None) -> TokensOf:
+    """The first `limit` tokens (None: all) from the source's own vocabulary (tokenized in
+    a source worker), or why there are none."""
 
-    def tokens_of(text: str) -> tuple[Tokens | None, str | None]:
+    def tokens_of(text: str) -> tuple[Tokens | None, TokenizerUnavailable | None]:
         if source is None:
-            return None, "No vocabulary is loaded: upload a GGUF file or a tokenizer.json."
-        if source.tokenizer is None:
-            return None, "This source has no vocabulary: upload a GGUF file or a tokenizer.json."
-        if source.tokenizer.supported is False:
-            reason = source.tokenizer.reason
-            return None, f"This vocabulary cannot be reproduced exactly: {reason}."
-        try:
-            [run] = store.tokenize(source, [text], parse_special=True, limit=limit)
-        except TokenizerUnavailable as error:
-            return None, error.message
-        return run, None
+            why = "No vocabulary is loaded: upload a GGUF file or a tokenizer.json."
+        elif source.tokenizer is None:
+            why = "This source has no vocabulary: upload a GGUF file or a tokenizer.json."
+        elif source.tokenizer.supported is False:
+            why = f"This vocabulary cannot be reproduced exactly: {source.tokenizer.reason}."
+        else:
+            try:
+                [run] = store.tokenize(source, [text], parse_special=True, limit=limit)
+            except TokenizerUnavailable as error:
+                return None, error
+            return run, None
+        return None, TokenizerUnavailable(why)
 
     return tokens_of
 
@@ -103,8 +104,8 @@ def tokens_view(
     if state.view != "tokens" or source is None or not source.can_tokenize:
         # The data only while the Tokens view is open: 50k tokens are about 0.5 MB of
         # the answer to parse on every edit in the other views (and 80 ms to build).
-        tokens, note = tokens_of(prompt)
-        return TokensView(note=note, tokens=tokens)
+        tokens, error = tokens_of(prompt)
+        return TokensView(note=None if error is None else error.message, tokens=tokens)
     # Where each message's part of the prompt ends (a render per message, in a sandbox
     # worker) is found while the source worker tokenizes: neither waits for the other.
     # The thread that waits for it is this request's own, not a shared pool's: leaving
@@ -114,10 +115,10 @@ def tokens_view(
     # to size or to close at shutdown.
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="message-ends") as beside:
         ends = beside.submit(message_ends_of, pool, request, prompt)
-        tokens, note = tokens_of(prompt)
+        tokens, error = tokens_of(prompt)
         if tokens is None:
-            return TokensView(note=note)
-        return _with_data(request, prompt, tokens, ends, note)
+            return TokensView(note=None if error is None else error.message)
+        return _with_data(request, prompt, tokens, ends)
 
 
 def _with_data(
@@ -125,7 +126,6 @@ def _with_data(
     prompt: str,
     tokens: Tokens,
     ends: Future[list[int | None] | None],
-    note: str | None,
 ) -> TokensView:
     """The Tokens view's data: its tokens, their ids and, when every token was drawn and
     the message ends are known (`ends`, waited for last), the tokens of each message."""
@@ -136,7 +136,6 @@ def _with_data(
     part_ends = ends.result()
     return TokensView(
         data=data,
-        note=note,
         tokens=tokens,
         ids=ids_json(tokens.tokens),
         per_message=(

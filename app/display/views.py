@@ -16,6 +16,7 @@ from app.answers.reading import Response
 from app.problems import TemplateProblem
 from app.render.command_line import CommandLine
 from app.sources.source import Source
+from app.sources.store import TokenizerUnavailable
 from app.tokens.vocab import Token
 
 
@@ -87,7 +88,11 @@ class Comparison:
     side_by_side: list[Any] = field(default_factory=list)
     #: Characters ("equal", "deleted", "inserted") and lines ("removed", "added"), whole diff.
     stats: dict[str, int] = field(default_factory=dict)
+    #: Token opcodes of the two prompts' tokens, and the rows the token diff draws.
+    token_opcodes: list[tuple[str, int, int, int, int]] | None = None
     token_rows: list[tuple[str, Sequence[Token]]] | None = None
+    #: Why the prompts have no tokens to compare, when the vocabulary failed them.
+    tokens_error: TokenizerUnavailable | None = None
     #: Whether the line views stop short of the whole diff (`PageLimits.chars`).
     lines_cut: bool = False
 
@@ -113,14 +118,15 @@ class Outputs:
     tokens_note: str | None
     comparison: Comparison | None
     #: The first command line, shown before the Command view asks for them all.
-    command: str
+    command: CommandLine
     now: str | None
     analysis: Analysis | None = None
     analysis_problem: TemplateProblem | None = None
     commands: list[CommandLine] | None = None
-    #: What the engines learnt of the template for their command lines (the llama.cpp
-    #: built-in that writes the same, the content format vLLM is told).
+    #: What the engines learnt of the template for their command lines, and what their
+    #: notes say of it (`Engine.command_facts`, `Engine.command_notes`).
     facts: dict[str, Any] = field(default_factory=dict)
+    command_notes: dict[str, str] = field(default_factory=dict)
     #: Why the engines without command lines have none (`Engine.no_command`).
     no_commands: list[str] = field(default_factory=list)
     #: The GGUF file the commands name; None when none is loaded (they say MODEL.gguf).
@@ -135,10 +141,6 @@ class Outputs:
     #: Every engine's reading of the completion (Response and Analysis views), or why not.
     response: Response | None = None
     response_problem: TemplateProblem | None = None
-
-    @property
-    def builtin(self) -> str | None:
-        return self.facts.get("builtin")
 
     def to_json(self) -> dict[str, Any]:
         """The page's JSON twin: the same state in, the same results out."""

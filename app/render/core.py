@@ -96,6 +96,22 @@ class Engine(ABC):
     #: What its program does with the model's answer when the engine does not read it
     #: as the program does, said plainly (None: it does, see `read_answer`).
     no_parser: ClassVar[str | None] = None
+    #: How a sentence names the program whose rendering it reproduces, when that is not
+    #: its `label` ("llama-server").
+    program_name: ClassVar[str | None] = None
+    #: What the request's `content_format` means to it, as the page's menu explains it
+    #: (None: it takes none).
+    content_format_help: ClassVar[str | None] = None
+
+    @property
+    def label(self) -> str:
+        """How a sentence names it: its `name` without what the brackets add."""
+        return self.name.split(" (", 1)[0]
+
+    @property
+    def program(self) -> str:
+        """How a sentence names the program it reproduces."""
+        return self.program_name or self.label
 
     def info(self) -> dict[str, str]:
         """Its entry in `GET /api/engines`."""
@@ -127,6 +143,16 @@ class Engine(ABC):
     def command_lines(self, context: CommandContext) -> list[CommandLine]:
         """The command lines that run its program with the template (`app.render.command_line`)."""
         return []
+
+    def command_notes(self, facts: dict[str, Any]) -> dict[str, str]:
+        """Sentences the Command view says about its command lines, given what
+        `command_facts` learnt, by a short key (`backquoted` parts are code)."""
+        return {}
+
+    def content_format(self, template: str) -> str | None:
+        """The content format its program decides for `template` when told "auto"
+        (None: it decides none)."""
+        return None
 
     def answer_options(self, request: RenderRequest) -> tuple[ParserOption, ...]:
         """The choices its operator makes about reading answers (server flags), each with

@@ -108,8 +108,8 @@ class Listing:
         )
         return [name for name in TOKENIZER_FILES if name in self.files] + named
 
-    def is_transformers(self) -> bool:
-        """Whether transformers would find a template here (a config or a template file)."""
+    def has_tokenizer_files(self) -> bool:
+        """Whether a tokenizer would find a template here (a config or a template file)."""
         return any(path in self.files for path in TEMPLATE_FILES) or any(
             path.startswith(NAMED_TEMPLATES_FOLDER + "/") for path in self.files
         )

@@ -72,7 +72,7 @@ class RemoteSources:
         if reference.file is not None:
             file = _gguf_file(listing, reference.file)
             source = self._hub_gguf(listing, file, budget)
-        elif listing.is_transformers():
+        elif listing.has_tokenizer_files():
             file = None
             source = self._hub_files(listing, budget)
         elif listing.gguf_choices():

@@ -9,7 +9,7 @@ bounded process may spend.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from app.errors import bounded_text
@@ -113,10 +113,6 @@ class Source:
             answer["header_bytes"] = self.header_bytes
             answer["split"] = self.split
         return answer
-
-    def renamed(self, file_name: str | None) -> Source:
-        """The same source under the file name given now (the id is the content's)."""
-        return replace(self, file_name=file_name or self.file_name)
 
 
 def _fitting(templates: dict[str, str], max_bytes: int) -> tuple[dict[str, str], dict[str, int]]:

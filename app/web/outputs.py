@@ -14,7 +14,7 @@ from typing import Any
 
 from flask import Blueprint, current_app
 
-from app.analysis.diff import char_opcodes, token_opcodes
+from app.display.comparison import compare_sides
 from app.display.outputs import (
     PageLimits,
     Pipeline,
@@ -22,11 +22,14 @@ from app.display.outputs import (
     build_outputs,
     commands_of,
     render_main,
+    with_source,
+    with_source_flags,
 )
-from app.display.views import Rendering
+from app.display.token_data import columns
+from app.display.tokens_view import tokens_with
+from app.display.views import Comparison, Rendering
 from app.errors import RequestError
 from app.sources.source import Source
-from app.sources.store import TokenizerUnavailable
 from app.state import PlaygroundState
 from app.state.playground import SourceRef
 from app.web.api import json_body, sandbox_pool
@@ -74,7 +77,7 @@ def _state_with_source(body: dict) -> tuple[PlaygroundState, Source | None]:
     state = PlaygroundState.from_json({**body, "source": None})
     if source is not None:
         state = replace(state, source=SourceRef(source.id, source.kind, source.file_name))
-    return state, source
+    return with_source_flags(state, source), source
 
 
 @blueprint.post("/api/outputs")
@@ -86,9 +89,10 @@ def outputs() -> dict:
 @blueprint.post("/api/render")
 def render() -> dict:
     """Render a conversation through a template, in the sandbox."""
-    state = PlaygroundState.from_json(json_body()).pinned()
+    steps = pipeline()
+    state, source = with_source(PlaygroundState.from_json(json_body()).pinned(), steps)
     started = time.perf_counter()
-    main = _prompt_or_raise(render_main(state, pipeline(), None))
+    main = _prompt_or_raise(render_main(state, steps, source))
     return {
         "prompt": main.prompt,
         "now": state.now,
@@ -114,34 +118,41 @@ def analyze_template() -> dict:
     return analysis_of(state, pipeline(), source).to_json()
 
 
-def _side(body: dict, name: str) -> dict[str, Any]:
-    """One side of a diff: its prompt, or the template's error."""
-    state = PlaygroundState.from_json(_object(body.get(name), name))
-    rendering = render_main(state, pipeline(), None)
-    if rendering.problem is not None:
-        return {"error": rendering.problem.to_json()}
-    return {"prompt": rendering.prompt}
+def _side(body: dict, name: str, source: Source | None, steps: Pipeline) -> Rendering:
+    """One side of a diff: its render body's prompt, or the template's error."""
+    state = with_source_flags(PlaygroundState.from_json(_object(body.get(name), name)), source)
+    return render_main(state, steps, source)
+
+
+def _side_json(side: Rendering, comparison: Comparison) -> dict[str, Any]:
+    if side.problem is not None:
+        return {"error": side.problem.to_json()}
+    if comparison.token_opcodes is None or side.tokens is None:
+        return {"prompt": side.prompt}
+    return {"prompt": side.prompt, "token_ids": list(columns(side.tokens)[0])}
 
 
 @blueprint.post("/api/diff")
 def diff_prompts() -> dict:
-    """Both prompts, character-level opcodes, and token-level ones with a tokenizer."""
+    """Both prompts, character-level opcodes, and token-level ones with a tokenizer: the
+    Diff view's comparison (`compare_sides`) of any two render bodies."""
     body = _object(json_body())
-    source = _loaded_source(body.get("source"))
-    left, right = _side(body, "left"), _side(body, "right")
-    answer: dict[str, Any] = {"left": left, "right": right, "opcodes": None, "token_opcodes": None}
-    if "prompt" not in left or "prompt" not in right:
-        return answer
-    answer["opcodes"] = [list(op) for op in char_opcodes(left["prompt"], right["prompt"])]
-    if source is not None and source.can_tokenize:
-        try:
-            both = source_store().tokenize(source, [left["prompt"], right["prompt"]])
-        except TokenizerUnavailable as error:
-            answer["tokens_error"] = {"message": error.message, "limit": error.limit}
-            return answer
-        left_ids, right_ids = (side.tokens.ids for side in both)
-        answer["left"]["token_ids"], answer["right"]["token_ids"] = left_ids, right_ids
-        answer["token_opcodes"] = [list(op) for op in token_opcodes(left_ids, right_ids)]
+    source, steps = _loaded_source(body.get("source")), pipeline()
+    left, right = _side(body, "left", source, steps), _side(body, "right", source, steps)
+    by_tokens = source is not None and source.can_tokenize
+    tokens_of = tokens_with(steps.store, source, None) if by_tokens else None
+    comparison = compare_sides(left, right, steps.limits, tokens_of)
+    both = left.prompt is not None and right.prompt is not None
+    answer: dict[str, Any] = {
+        "left": _side_json(left, comparison),
+        "right": _side_json(right, comparison),
+        "opcodes": [list(op) for op in comparison.opcodes] if both else None,
+        "token_opcodes": None
+        if comparison.token_opcodes is None
+        else [list(op) for op in comparison.token_opcodes],
+    }
+    if (error := comparison.tokens_error) is not None:
+        answer["tokens_error"] = {"message": error.message, "limit": error.limit}
     return answer
 
 

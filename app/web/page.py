@@ -8,12 +8,13 @@ from typing import Any
 
 from flask import Blueprint, Response, abort, g, render_template, request
 from jinja2.utils import htmlsafe_json_dumps
+from markupsafe import Markup, escape
 
 from app.analysis.examples import EXAMPLES
 from app.answers.menu import KINDS as COMPLETION_KINDS
 from app.display.origin import template_origin
 from app.display.outputs import build_outputs
-from app.render.engines import engine_list, parser_choices
+from app.render.engines import engine_list, named_engines, parser_choices
 from app.state import PlaygroundState
 from app.state.form import first_visit, form_values, state_from_form
 from app.web.api import max_json_depth
@@ -39,6 +40,8 @@ def page_context(state: PlaygroundState, problems: dict[str, str] | None = None)
         "origin": template_origin(state, outputs.source, library()),
         "library": library().entries,
         "engines": engine_list(),
+        # The engines the page names by their part (their labels, in its sentences).
+        "named": named_engines(),
         "parser_engines": parser_choices(),
         "completion_kinds": COMPLETION_KINDS,
         # Key order kept (the menu writes the messages as they are listed), HTML-safe.
@@ -46,6 +49,13 @@ def page_context(state: PlaygroundState, problems: dict[str, str] | None = None)
         "seq": request.values.get("seq", "0"),
         "page_chars": steps.limits.chars,
     }
+
+
+@blueprint.app_template_filter("code_spans")
+def code_spans(text: str) -> Markup:
+    """`text` escaped, its `backquoted` parts as <code> (the engines' notes)."""
+    parts = escape(text).split("`")
+    return Markup("").join(Markup(f"<code>{p}</code>") if i % 2 else p for i, p in enumerate(parts))
 
 
 @blueprint.get("/")

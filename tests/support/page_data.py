@@ -29,10 +29,11 @@ def _pieces(count: int) -> list[str]:
     return pieces
 
 
-def synthetic_vocab(path: Path, size: int = VOCAB_SIZE) -> Path:
+def synthetic_vocab(path: Path, size: int = VOCAB_SIZE, *, add_bos: bool | None = None) -> Path:
     """A SentencePiece ("llama") GGUF vocabulary of `size` tokens with byte fallback: a
     word of up to five lower-case letters after a space is one token, a newline one byte
-    token. Scores grow with length, so words merge whole."""
+    token. Scores grow with length, so words merge whole. `add_bos`: the header's
+    `tokenizer.ggml.add_bos_token` (None: no such key)."""
     control = ["<unk>", "<s>", "</s>"]
     byte_tokens = [f"<0x{b:02X}>" for b in range(256)]
     words = _pieces(size - len(control) - len(byte_tokens))
@@ -45,6 +46,8 @@ def synthetic_vocab(path: Path, size: int = VOCAB_SIZE) -> Path:
     writer.add_token_types([CONTROL] * 3 + [BYTE] * 256 + [NORMAL] * len(words))
     writer.add_bos_token_id(1)
     writer.add_eos_token_id(2)
+    if add_bos is not None:
+        writer.add_add_bos_token(add_bos)
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
     writer.close()

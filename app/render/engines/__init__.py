@@ -7,12 +7,14 @@ An engine is an `app.render.core.Engine`: its own package below this one, and on
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 from app.render.client import as_callers_send
+from app.render.command_line import CommandContext, CommandLine
 from app.render.core import Engine, Rendered, RenderRequest, render_with
 from app.render.engines.edge_llm import EdgeLlmEngine
 from app.render.engines.llamacpp import LlamaCppEngine
+from app.render.engines.mistralrs import MistralRs
 from app.render.engines.tgi import TgiEngine
 from app.render.engines.transformers import TransformersEngine
 from app.render.engines.transformersjs import TransformersJsEngine
@@ -28,6 +30,21 @@ DEFAULT_ENGINE = REFERENCE_ENGINE
 #: The server whose stated capabilities (llama-server's `chat_template_caps`) and
 #: request rewrites the Analysis view reports.
 STATING_ENGINE = LlamaCppEngine.id
+#: The server whose content-format decision the Analysis view states, and which the
+#: page's Content format menu sets (`Engine.content_format`).
+CONTENT_FORMAT_ENGINE = VllmEngine.id
+
+
+class CommandWriter(Protocol):
+    """What writes command lines: an engine, or a runtime the playground has no engine for."""
+
+    command_rank: int
+
+    def command_lines(self, context: CommandContext) -> list[CommandLine]: ...
+
+
+#: Runtimes without an engine, whose command lines the Command view lists too.
+RUNTIMES: list[CommandWriter] = [MistralRs()]
 
 
 def register(engine: Engine) -> None:
@@ -52,6 +69,30 @@ def get_engine(engine_id: str | None) -> Engine:
 def counterpart(engine_id: str | None) -> str:
     """The engine a comparison of engines sets against `engine_id`: the first other one."""
     return next(other for other in ENGINES if other != (engine_id or REFERENCE_ENGINE))
+
+
+def named_engines() -> dict[str, Engine]:
+    """The engines the page names by their part: the reference, the stating engine and
+    the content-format one (its templates print their labels)."""
+    parts = {
+        "reference": REFERENCE_ENGINE,
+        "stating": STATING_ENGINE,
+        "content_format": CONTENT_FORMAT_ENGINE,
+    }
+    return {part: ENGINES[engine_id] for part, engine_id in parts.items()}
+
+
+def command_writers() -> list[CommandWriter]:
+    """Every engine and runtime that writes command lines, in the Command view's order."""
+    return sorted([*ENGINES.values(), *RUNTIMES], key=lambda writer: writer.command_rank)
+
+
+def command_notes(facts: dict[str, Any]) -> dict[str, str]:
+    """Every engine's notes on its command lines (`Engine.command_notes`)."""
+    notes: dict[str, str] = {}
+    for engine in ENGINES.values():
+        notes.update(engine.command_notes(facts))
+    return notes
 
 
 def engine_list() -> list[dict[str, str]]:

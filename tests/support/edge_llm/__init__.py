@@ -16,3 +16,12 @@ RECORDED = Path(__file__).with_name("recorded.json")
 def recorded() -> dict[str, Any]:
     """The recording, read once."""
     return json.loads(RECORDED.read_text(encoding="utf-8"))
+
+
+def system_only_context(context: dict[str, Any]) -> dict[str, Any]:
+    """The context of apply's second render, the first message alone without a generation
+    prompt, which Edge-LLM makes when that message is a system message (its prompt is kept
+    for KV-cache reuse when it prefixes the full prompt; a failure there is ignored). The
+    engine makes no such render (it reports no KV-cache reuse); the recording's
+    `system_prompt_length` is checked with it."""
+    return {**context, "messages": context["messages"][:1], "add_generation_prompt": False}

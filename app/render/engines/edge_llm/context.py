@@ -97,13 +97,6 @@ def edge_context(
     return context, rewrites
 
 
-def system_only_context(context: dict[str, Any]) -> dict[str, Any]:
-    """The context of apply's second render, the first message alone without a generation
-    prompt, which Edge-LLM makes when that message is a system message (its prompt is kept
-    for KV-cache reuse when it prefixes the full prompt; a failure there is ignored)."""
-    return {**context, "messages": context["messages"][:1], "add_generation_prompt": False}
-
-
 def _is_list_content(message: Any, role: str | None = None) -> bool:
     if not isinstance(message, dict) or role not in (None, message.get("role")):
         return False

@@ -48,6 +48,18 @@ def command_lines(context: CommandContext) -> list[CommandLine]:
     ]
 
 
+def command_notes(facts: dict[str, Any]) -> dict[str, str]:
+    """What the built-in form means, when a built-in writes what the template writes."""
+    builtin = facts.get("builtin")
+    if not builtin:
+        return {}
+    return {
+        "builtin": f"On plain chats this template writes exactly what llama.cpp's built-in "
+        f"`{builtin}` writes, so `--chat-template {builtin}` works too; built-in names know "
+        "nothing of tools, tool calls or reasoning."
+    }
+
+
 def _program_forms(program: str, context: CommandContext, builtin: str | None) -> list[CommandLine]:
     template, model, kwargs_json = context.template, context.gguf, context.kwargs_json
     files = {TEMPLATE_FILE: template}

@@ -76,6 +76,7 @@ class LlamaCppEngine(Engine):
     openai_server = True
     id = "llama.cpp"
     name = "llama.cpp (llama-server)"
+    program_name = "llama-server"
     #: The llama-server build whose recorded renders the tests compare against.
     version = "b10573"
     description = (
@@ -105,6 +106,9 @@ class LlamaCppEngine(Engine):
 
     def command_lines(self, context: CommandContext) -> list[CommandLine]:
         return llamacpp_commands.command_lines(context)
+
+    def command_notes(self, facts: dict[str, Any]) -> dict[str, str]:
+        return llamacpp_commands.command_notes(facts)
 
     def answer_options(self, request: RenderRequest) -> tuple[ParserOption, ...]:
         """`--reasoning-format` and the request's `parse_tool_calls`."""

@@ -15,11 +15,11 @@ from typing import Any
 from app.render.answer import AnswerRequest, ParsedAnswer
 from app.render.bounded import generate_bounded
 from app.render.command_line import CommandContext, CommandLine
-from app.render.core import Engine, Rendered, RenderRequest, render_with
+from app.render.core import Engine, Rendered, RenderRequest
 from app.render.engines.transformers import answers as transformers_answers
 from app.render.engines.transformers import commands as transformers_commands
 from app.render.environment import compile_template, pinned_clock, shared_environment
-from app.render.limits import DEFAULT_LIMITS, RenderLimits
+from app.render.limits import RenderLimits
 
 #: Names a message's reasoning is passed under; the first is the one templates read.
 REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
@@ -106,11 +106,6 @@ class TransformersEngine(Engine):
         """The messages with their reasoning under every name templates read (transformers
         5.21 and later: `reasoning_content`, and `thinking` for gpt-oss templates)."""
         return [_alias_reasoning(m) for m in messages]
-
-
-def render_chat(request: RenderRequest, limits: RenderLimits = DEFAULT_LIMITS) -> Rendered:
-    """Render `request` as transformers does, raising `TemplateProblem` for anything wrong."""
-    return render_with(TransformersEngine(), request, limits)
 
 
 def _normalised_messages(request: RenderRequest) -> list[dict[str, Any]]:

@@ -5,7 +5,7 @@ The steps, in vLLM's order (vllm/renderers/hf.py `HfRenderer.render_messages`):
 
 1. the request's flags and options are checked and merged (`options`);
 2. the content format is resolved: the request's, or vLLM's `auto` detection
-   (`app.render.content_format`);
+   (`content_format`);
 3. the messages are parsed into vLLM's conversation (`messages`, `parts`);
 4. developer and system messages are consolidated for templates without a developer
    role (`roles`);
@@ -22,11 +22,11 @@ from typing import Any, ClassVar
 from app.problems import TemplateProblem
 from app.render.answer import AnswerRequest, ParsedAnswer, ParserOption
 from app.render.command_line import CommandContext, CommandLine
-from app.render.content_format import detect_content_format
 from app.render.core import Engine, Render, Rendered, RenderRequest
 from app.render.engines.transformers import TransformersEngine
 from app.render.engines.vllm import answers as vllm_answers
 from app.render.engines.vllm import commands as vllm_commands
+from app.render.engines.vllm.content_format import detect_content_format
 from app.render.engines.vllm.contract import VLLM, Contract, Refused
 from app.render.engines.vllm.messages import parse_messages
 from app.render.engines.vllm.options import check_flags, merged_options
@@ -118,6 +118,13 @@ class VllmEngine(ServerEngine):
     contract = VLLM
     transformers = PinnedTransformers()
     command_rank = 10
+    content_format_help = (
+        "vLLM's --chat-template-content-format: how the vllm engine shapes message content"
+    )
+
+    def content_format(self, template: str) -> str:
+        """What `--chat-template-content-format auto` decides for `template`."""
+        return detect_content_format(template)
 
     def caveats(self, template: str, model: str | None) -> list[str]:
         return other_paths(template, model)
@@ -127,7 +134,7 @@ class VllmEngine(ServerEngine):
         that fit the template (`--tool-call-parser`, `--reasoning-parser`)."""
         options = self.answer_options(RenderRequest(template=template, messages=[]))
         return {
-            "content_format": detect_content_format(template),
+            "content_format": self.content_format(template),
             "vllm_parsers": {option.name: option.default for option in options},
             "vllm_parser_choices": {option.name: list(option.choices) for option in options},
         }

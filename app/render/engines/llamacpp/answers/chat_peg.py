@@ -2,8 +2,8 @@
 
 A `Builder` with the tags the chat mapper (`chat_peg_mapper`) reads: reasoning, content,
 tool, tool-open, tool-name, tool-args, tool-arg-name, ... and the helpers chat.cpp's
-handlers and the autoparser compose grammars with (`tag_with_safe_content`, `permute`,
-`optspace`, `prefix`, and the tool-call layouts in `chat_peg_tools`).
+handlers and the autoparser compose grammars with (`permute`, `optspace`, `prefix`, and
+the tool-call layouts in `chat_peg_tools`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from app.render.engines.llamacpp.answers.peg import Arena
 from app.render.engines.llamacpp.answers.peg_builder import Builder, P
 from app.render.engines.llamacpp.answers.peg_parsers import SPACE
 
-REASONING_BLOCK = "reasoning-block"
 REASONING = "reasoning"
 CONTENT = "content"
 TOOL = "tool"
@@ -39,9 +38,6 @@ MAX_PERMUTE = 6
 
 class ChatBuilder(Builder):
     """common_chat_peg_builder: the PEG builder with the chat tags and helpers."""
-
-    def reasoning_block(self, p: P) -> P:
-        return self.tag(REASONING_BLOCK, p)
 
     def reasoning(self, p: P) -> P:
         return self.tag(REASONING, p)
@@ -88,14 +84,6 @@ class ChatBuilder(Builder):
 
     def tool_arg_json_value(self, p: P) -> P:
         return self.tag(TOOL_ARG_VALUE, p)
-
-    def tag_with_safe_content(self, tag_name: str, marker: str, p: P) -> P:
-        """Any number of `p` or content chunks; a chunk starts with anything but `marker`
-        and runs up to the next `marker`."""
-        if not marker:
-            return self.zero_or_more(self.choice(p, self.rule(tag_name, self.content(self.any()))))
-        chunk = self.negate(self.literal(marker)) + self.any() + self.until(marker)
-        return self.zero_or_more(self.choice(p, self.rule(tag_name, self.content(chunk))))
 
     def permute(self, rule_prefix: str, parsers: Sequence[P]) -> P:
         """Every parser once, in any order (one rule per set of parsers still to come)."""

@@ -287,16 +287,3 @@ def parse_and_extract(arena: Arena, text: str, flags: int = 0, start: int = 0) -
         result = arena.parse(ctx, start)
     found = {node.tag: node.text for node in ctx.ast.walk(result.nodes) if node.tag}
     return TaggedResult(result, found)
-
-
-def parse_anywhere_and_extract(arena: Arena, text: str) -> TaggedResult:
-    """tagged_peg_parser::parse_anywhere_and_extract: the first start at which the parse
-    succeeds (or the parse from the last start), non-lenient. Quadratic at worst, as in
-    llama.cpp, which runs it on rendered probe prompts, not on completions."""
-    if not text:
-        return parse_and_extract(arena, text)
-    for start in range(len(text)):
-        tagged = parse_and_extract(arena, text, 0, start)
-        if tagged.result.success() or start == len(text) - 1:
-            return tagged
-    raise AssertionError("unreachable")

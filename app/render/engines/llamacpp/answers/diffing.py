@@ -52,21 +52,6 @@ def first_marker(text: str) -> str:
     return ""
 
 
-def last_marker_span(text: str) -> tuple[int, int] | None:
-    """The start and end of the last marker of `text` after which no marker starts.
-
-    This is the C++ `last_marker` pattern: a marker, then characters none of which
-    starts a marker, then the end.
-    """
-    starts = [pos for pos in range(len(text)) if marker(text, pos) is not None]
-    if not starts:
-        return None
-    start = starts[-1]
-    end = marker(text, start)
-    assert end is not None
-    return start, end
-
-
 def no_marker_run(text: str, pos: int) -> int:
     """`zero_or_more(negate(marker()) + any())`: up to the first place a marker starts."""
     while pos < len(text) and marker(text, pos) is None:
@@ -203,22 +188,3 @@ def diff_split(left: str, right: str) -> DiffSplit:
     if not result.left and result.right and right.startswith(left):
         result.prefix, result.suffix, result.right = left, "", right[len(left) :]
     return result
-
-
-def until_common_prefix(full: str, left: str, right: str) -> str:
-    """What precedes, in `full`, the first occurrence of the common prefix of left and right."""
-    length = _common_prefix(left, right)
-    if not length:
-        return ""
-    pos = full.find(left[:length])
-    return "" if pos < 0 else full[:pos]
-
-
-def after_common_suffix(full: str, left: str, right: str) -> str:
-    """What follows, in `full`, the last occurrence of the common suffix of left and right."""
-    length = _common_suffix(left, right)
-    if not length:
-        return ""
-    common = left[len(left) - length :]
-    pos = full.rfind(common)
-    return "" if pos < 0 else full[pos + length :]

@@ -76,10 +76,6 @@ class AstArena:
         """The first descendant of `parent` (depth first, `max_depth` levels) tagged `tag`."""
         return self._find(parent, lambda n: n.tag == tag, max_depth)
 
-    def find_by_rule(self, parent: AstNode, rule: str, max_depth: int = 3) -> int:
-        """The first descendant of `parent` (depth first, `max_depth` levels) of rule `rule`."""
-        return self._find(parent, lambda n: n.rule == rule, max_depth)
-
     def _find(self, parent: AstNode, hit: Callable[[AstNode], bool], max_depth: int) -> int:
         for child_id in parent.children:
             child = self.nodes[child_id]
@@ -115,9 +111,6 @@ class Result:
 
     def success(self) -> bool:
         return self.type == SUCCESS
-
-    def need_more_input(self) -> bool:
-        return self.type == NEED_MORE_INPUT
 
 
 class Context:

@@ -33,12 +33,6 @@ class Builder(BaseBuilder):
     def _quoted(self, quote: str) -> P:
         return self.sequence(self.literal(quote), self.string_content(quote), self.literal(quote))
 
-    def quoted_string(self) -> P:
-        return self.rule(
-            "quoted-string",
-            lambda: self.choice(self.double_quoted_string(), self.single_quoted_string()),
-        )
-
     def json_number(self) -> P:
         def build() -> P:
             int_part = self.choice(

@@ -96,10 +96,6 @@ class BaseBuilder:
         self.arena.parsers.append(parser)
         return P(len(self.arena.parsers) - 1, self)
 
-    def wrap(self, parser_id: int) -> P:
-        """A handle on the parser with id `parser_id`."""
-        return P(parser_id, self)
-
     # The primitives, in peg-parser.h's order.
     def eps(self) -> P:
         return self.add(pp.Epsilon())

@@ -24,13 +24,9 @@ from app.render.limits import DEFAULT_LIMITS, RenderLimits
 
 #: common_chat_format_name, by format: what `ParsedAnswer.parser` reports.
 CONTENT_ONLY = "Content-only"
-PEG_SIMPLE = "peg-simple"
 PEG_NATIVE = "peg-native"
 PEG_GEMMA4 = "peg-gemma4"
 PEG_MINIMAX_M3 = "peg-minimax-m3"
-
-#: The reasoning formats llama-server accepts (common_reasoning_format_from_name).
-REASONING_FORMATS = ("auto", "none", "deepseek", "deepseek-legacy")
 
 
 @dataclass(frozen=True)

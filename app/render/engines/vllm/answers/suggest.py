@@ -142,15 +142,3 @@ def suggest(template: str, tools: set[str], reasonings: set[str]) -> Suggestion:
     tool, tool_why = _pick(TOOL_RULES, template, tools, "--tool-call-parser")
     reasoning, why = _pick(REASONING_RULES, template, reasonings, "--reasoning-parser")
     return Suggestion(tool, reasoning, tool_why, why)
-
-
-def suggest_each(templates: dict[str, str]) -> dict[str, tuple[str, str]]:
-    """The (tool, reasoning) pair for each template by name, among the registered parsers."""
-    from app.render.engines.vllm.answers import reasoning_parsers, tool_parsers
-
-    tools, reasonings = set(tool_parsers()), set(reasoning_parsers())
-    pairs = {}
-    for name, text in templates.items():
-        found = suggest(text, tools, reasonings)
-        pairs[name] = (found.tool, found.reasoning)
-    return pairs

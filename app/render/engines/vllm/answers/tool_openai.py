@@ -16,13 +16,6 @@ from app.render.engines.vllm.answers.base import ToolExtraction
 NAME = "openai"
 #: vLLM reads these completions with one parser for both flags (see `read_pair`).
 HARMONY = True
-#: What vLLM 0.33.0 does when the model is not gpt-oss (`model_type` other than "gpt_oss"):
-#: the stub is composed like any other tool parser and raises.
-NOT_GPT_OSS = (
-    "On a model that is not gpt-oss, vLLM 0.33.0's `openai` tool parser is a stub whose "
-    'extract_tool_calls raises NotImplementedError ("GptOssToolParser is a stub. Use '
-    'HarmonyParser for tool parsing."), so the request fails.'
-)
 
 
 def extract(text: str, tools: list[dict] | None) -> ToolExtraction:
