@@ -102,7 +102,7 @@ def analyze(
     diagnostics = [Diagnostic(**d) for d in probed["diagnostics"]] + vocabulary
     return Analysis(
         llama_cpp_rewrites=_llama_cpp_rewrites(request, pool),
-        portability=portability(request, pool),
+        portability=portability(request, pool, source.named_templates if source else ()),
         capabilities=probed["capabilities"],
         content_format=probed["content_format"],
         diagnostics=[d.to_json() for d in diagnostics],

@@ -42,10 +42,10 @@ from app.display.token_data import columns
 from app.display.tokens_view import TokensOf, id_blocks, tokens_view, tokens_with
 from app.display.views import Comparison, Outputs, PageLimits, Rendering
 from app.errors import RequestError
-from app.problems import TemplateProblem
+from app.problems import LOAD_ERROR, TemplateProblem
 from app.render.client import as_callers_send
 from app.render.command_line import CommandLine
-from app.render.engines import get_engine
+from app.render.engines import get_engine, model_refusals
 from app.render.pool import SandboxPool
 from app.sources.source import Source
 from app.sources.store import SourceStore
@@ -102,6 +102,9 @@ def render_main(
         "caveats": engine.caveats(request.template, _model(source)),
         "sent_as": sent_as,
     }
+    # The program would not load the model the template came from, whatever the template.
+    if source is not None and (refusal := engine.model_refusal(source.named_templates)):
+        return Rendering(problem=TemplateProblem(LOAD_ERROR, refusal), **said)
     try:
         rendered = pipeline.pool.render_exactly(sent)
     except TemplateProblem as problem:
@@ -218,9 +221,10 @@ def analysis_of(state: PlaygroundState, pipeline: Pipeline, source: Source | Non
 
 
 def commands_of(
-    state: PlaygroundState, pipeline: Pipeline, model: str | None
+    state: PlaygroundState, pipeline: Pipeline, model: str | None, source: Source | None = None
 ) -> tuple[list[CommandLine], dict[str, Any]]:
-    """Every engine's command lines, and what they learnt of the template; raises
+    """Every engine's command lines, and what they learnt of the template (and of the
+    loaded `source`: which programs would not load it, `model_refusals`); raises
     `TemplateProblem` when the template cannot even be probed (too large, say)."""
     facts = pipeline.pool.run(template_facts, state.template, state.kwargs, state.special_tokens)
     commands = build_command_lines(
@@ -232,6 +236,7 @@ def commands_of(
         add_generation_prompt=state.add_generation_prompt,
         special_tokens=state.special_tokens,
         parsers=state.parsers,
+        model_refusals=model_refusals(source.named_templates) if source else {},
         **facts,
     )
     return commands, facts
@@ -294,7 +299,7 @@ def build_outputs(state: PlaygroundState, pipeline: Pipeline) -> Outputs:
         # Also when this engine refuses the template (Edge-LLM will not load it): the
         # command lines say so; a template that cannot even be probed shows the first one.
         with contextlib.suppress(TemplateProblem):
-            outputs.commands, outputs.facts = commands_of(state, pipeline, model)
+            outputs.commands, outputs.facts = commands_of(state, pipeline, model, source)
     if main.prompt is None:
         return outputs
     if state.view == "analysis":

@@ -9,7 +9,7 @@ prepare and render, and turns whatever goes wrong into a `TemplateProblem`.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -141,6 +141,13 @@ class Engine(ABC):
         """Sentences on what the program does instead of rendering `template` when it
         serves `model` (a name, when known) another way; none by default."""
         return []
+
+    def model_refusal(self, named_templates: Sequence[str]) -> str | None:
+        """Why its program would not load a Hugging Face model that ships these named
+        templates besides its default one (`additional_chat_templates/NAME.jinja`, or a
+        `chat_template` list in tokenizer_config.json), whatever the template; None when
+        it would (the default: the program lets a request choose one, or ignores them)."""
+        return None
 
 
 def render_with(

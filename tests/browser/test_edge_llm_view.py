@@ -23,6 +23,14 @@ def test_firefunction_does_not_load_in_edge_llm_and_says_why_at_line_4(page: Pag
     expect(problem).to_contain_text(re.compile(r"expected statement, got 'filter'"))
     expect(problem.locator(".problem-line")).to_have_text("line 4")
     page.click("#tab-command")
-    expect(page.locator('pre.command[data-engine="edge-llm"]')).to_contain_text(
-        "# Warning: Edge-LLM would not load this model"
-    )
+    # How to export with this template, after the warning: the template goes where
+    # Edge-LLM's export reads it, then the export and the engine build.
+    export = page.locator('pre.command[data-engine="edge-llm"][data-form="export"]')
+    expect(export).to_contain_text("# Warning: Edge-LLM would not load this model")
+    expect(export).to_contain_text("cp template.jinja CHECKPOINT_DIR/chat_template.jinja")
+    expect(export).to_contain_text("tensorrt-edgellm-export CHECKPOINT_DIR ONNX_DIR")
+    expect(export).to_contain_text("--onnxDir ONNX_DIR/llm --engineDir ENGINE_DIR")
+    for form in ("engine folder", "serve"):
+        expect(
+            page.locator(f'pre.command[data-engine="edge-llm"][data-form="{form}"]')
+        ).to_contain_text("# Warning: Edge-LLM would not load this model")

@@ -7,6 +7,7 @@ An engine is an `app.render.core.Engine`: its own package below this one, and on
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from app.render.client import as_callers_send
@@ -57,6 +58,14 @@ def counterpart(engine_id: str | None) -> str:
 def engine_list() -> list[dict[str, str]]:
     """`{id, name, version, description}` of every engine, in registry order."""
     return [engine.info() for engine in ENGINES.values()]
+
+
+def model_refusals(named_templates: Sequence[str]) -> dict[str, str]:
+    """Why each engine's program would not load a Hugging Face model that ships these
+    named templates (`Engine.model_refusal`), by engine id; only the engines that would
+    not load it."""
+    refusals = {id: engine.model_refusal(named_templates) for id, engine in ENGINES.items()}
+    return {id: refusal for id, refusal in refusals.items() if refusal}
 
 
 def render(request: RenderRequest, limits: RenderLimits = DEFAULT_LIMITS) -> Rendered:

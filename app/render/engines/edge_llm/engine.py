@@ -14,11 +14,13 @@ repository: see the README, Engines, edge-llm).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from app.problems import LOAD_ERROR, TemplateProblem
-from app.render.command_line import TEMPLATE_FILE, CommandContext, CommandLine, join
+from app.render.command_line import CommandContext, CommandLine
 from app.render.core import Engine, Render, Rendered, RenderRequest
+from app.render.engines.edge_llm import commands
 from app.render.engines.edge_llm.context import edge_context
 from app.render.engines.edge_llm.inja.render import (
     LoadError,
@@ -29,8 +31,11 @@ from app.render.engines.edge_llm.inja.render import (
 )
 from app.render.limits import RenderLimits, check_template_size
 
-#: Where Edge-LLM reads the template from: the model folder's file of this name.
-MODEL_TEMPLATE = "chat_template.jinja"
+#: What Edge-LLM's loader says of a model folder with `additional_chat_templates/`
+#: (chatTemplate.cpp, `ChatTemplate::Impl::load`, before it reads chat_template.jinja).
+NAMED_TEMPLATES_REFUSED = (
+    "named provider chat templates are unsupported; the model must provide chat_template.jinja"
+)
 
 
 class EdgeLlmEngine(Engine):
@@ -77,15 +82,24 @@ class EdgeLlmEngine(Engine):
         return {"edge_llm_load_error": None}
 
     def command_lines(self, context: CommandContext) -> list[CommandLine]:
-        """Edge-LLM reads the template from the exported model folder at load
-        (`ChatTemplate::load`): put the file there under its name."""
-        command = join(["cp", TEMPLATE_FILE, f"MODEL_DIR/{MODEL_TEMPLATE}"])
-        if refused := context.facts.get("edge_llm_load_error"):
-            # Said where the command is copied from: a comment line, harmless in a shell.
-            where = f" (line {refused['line']})" if refused.get("line") else ""
-            reason = " ".join(str(refused["message"]).split())[:500]
-            command = f"# Warning: {reason}{where}\n{command}"
-        return [CommandLine("edge-llm", "model folder", command, {TEMPLATE_FILE: context.template})]
+        """How to export, or serve, a model with the template (`commands`), with a warning
+        first when Edge-LLM would not load it: the model's refusal comes first, as in
+        Edge-LLM's loader, which looks for named templates before it parses."""
+        refused = context.facts.get("edge_llm_load_error") or {}
+        refusal = context.facts.get("model_refusals", {}).get(self.id) or refused.get("message")
+        return commands.command_lines(context, refusal)
+
+    def model_refusal(self, named_templates: Sequence[str]) -> str | None:
+        """Edge-LLM loads one default template: its export refuses named templates
+        (`additional_chat_templates/`, or a `chat_template` list with other names than
+        "default"), and so do its engine builder and its loader."""
+        if not named_templates:
+            return None
+        return (
+            f"Edge-LLM would not load this model: {NAMED_TEMPLATES_REFUSED} (it ships the "
+            f"named templates {', '.join(named_templates)}: save the one to use as "
+            "chat_template.jinja and delete any additional_chat_templates/ folder)"
+        )
 
 
 def loaded(source: str, limits: RenderLimits) -> Template:
@@ -96,7 +110,7 @@ def loaded(source: str, limits: RenderLimits) -> Template:
         return load(source)
     except LoadError as error:
         message = f"Edge-LLM would not load this model: {error}"
-        raise TemplateProblem(LOAD_ERROR, message, error.line) from None
+        raise TemplateProblem(LOAD_ERROR, message, error.line, column=error.column) from None
 
 
 def _utc(moment: datetime) -> datetime:

@@ -1,0 +1,114 @@
+"""What Edge-LLM refuses of a model before it parses the template, on the page: a model
+with named templates (README, Engines, edge-llm).
+
+Read at 83f5f76: `ChatTemplate::Impl::load` fails when the model folder has
+`additional_chat_templates/` ("named provider chat templates are unsupported; the model
+must provide chat_template.jinja"), before it reads chat_template.jinja; its export
+refuses the folder and a `chat_template` list with other names than "default", and its
+builder the folder. A model of Hugging Face files whose templates have names is such a
+model, whichever template the editor holds.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from typing import Any
+
+from werkzeug.datastructures import MultiDict
+
+from app.problems import LOAD_ERROR
+from app.render.engines import ENGINES
+
+CHATML = (
+    "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+REFUSED = (
+    "named provider chat templates are unsupported; the model must provide chat_template.jinja"
+)
+
+
+def upload(client, files: dict[str, str]) -> dict[str, Any]:
+    data = MultiDict(("files", (io.BytesIO(text.encode()), name)) for name, text in files.items())
+    answer = client.post("/api/sources/hf", data=data, content_type="multipart/form-data")
+    assert answer.status_code == 200, answer.get_data(as_text=True)
+    return answer.json
+
+
+def outputs(client, source: dict[str, Any], engine: str, view: str) -> dict[str, Any]:
+    state = {
+        "template": CHATML,
+        "messages": [{"role": "user", "content": "Hi"}],
+        "add_generation_prompt": True,
+        "engine": engine,
+        "view": view,
+        "source": {"id": source["id"], "kind": "hf"},
+    }
+    answer = client.post("/api/outputs", json=state)
+    assert answer.status_code == 200, answer.get_data(as_text=True)
+    return answer.json
+
+
+#: Named templates as the two places transformers keeps them: files, and a config list.
+NAMED_FILES = {"chat_template.jinja": CHATML, "additional_chat_templates/tool_use.jinja": CHATML}
+NAMED_LIST = {
+    "tokenizer_config.json": json.dumps(
+        {
+            "chat_template": [
+                {"name": "default", "template": CHATML},
+                {"name": "rag", "template": CHATML},
+            ]
+        }
+    )
+}
+
+
+def test_edge_llm_would_not_load_a_model_with_named_template_files(client):
+    source = upload(client, NAMED_FILES)
+    error = outputs(client, source, "edge-llm", "prompt")["prompt"]["error"]
+    assert error["type"] == LOAD_ERROR
+    assert error["message"].startswith(f"Edge-LLM would not load this model: {REFUSED}")
+    assert "tool_use" in error["message"]
+
+
+def test_edge_llm_would_not_load_a_model_with_a_named_template_list(client):
+    source = upload(client, NAMED_LIST)
+    error = outputs(client, source, "edge-llm", "prompt")["prompt"]["error"]
+    assert (error["type"], "rag" in error["message"]) == (LOAD_ERROR, True)
+
+
+def test_one_default_template_and_a_processors_are_no_named_templates(client):
+    """Edge-LLM's export takes chat_template.json's template as an import source, and a
+    list holding only "default" as one default template."""
+    only_default = {"chat_template": [{"name": "default", "template": CHATML}]}
+    for files in (
+        {"tokenizer_config.json": json.dumps(only_default)},
+        {"tokenizer_config.json": json.dumps({"chat_template": CHATML}),
+         "chat_template.json": json.dumps({"chat_template": CHATML})},
+    ):  # fmt: skip
+        source = upload(client, files)
+        assert outputs(client, source, "edge-llm", "prompt")["prompt"]["error"] is None, files
+
+
+def test_other_engines_render_the_model_and_the_matrix_says_edge_llm_would_not(client):
+    source = upload(client, NAMED_FILES)
+    answer = outputs(client, source, "transformers", "analysis")
+    assert answer["prompt"]["error"] is None
+    rows = {row["id"]: row for row in answer["analysis"]["portability"]["engines"]}
+    edge = rows.pop("edge-llm")
+    assert edge["load"]["ok"] is False
+    assert edge["load"]["message"].startswith(f"Edge-LLM would not load this model: {REFUSED}")
+    assert edge["cases"] == []  # not rendered: nothing runs in a model that does not load
+    assert all(
+        row["load"] is None for row in rows.values() if not ENGINES[row["id"]].checks_at_load
+    )
+
+
+def test_the_command_view_warns_of_the_named_templates(client):
+    source = upload(client, NAMED_FILES)
+    commands = outputs(client, source, "transformers", "command")["commands"]
+    edge = [line for line in commands if line["engine"] == "edge-llm"]
+    assert edge and all(
+        line["command"].startswith("# Warning: Edge-LLM would not load") for line in edge
+    )
