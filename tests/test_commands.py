@@ -342,8 +342,12 @@ def test_edge_llm_downloads_the_model_it_is_given_first(workdir: Path):
     write_files(item["files"], workdir)
     assert run_edge_llm(item["command"], workdir) == [
         ["hf", ["download", "Org/Model", "--local-dir", "CHECKPOINT_DIR"]],
-        # Its engine cache is keyed without chat_template.jinja: cleared to take this one.
-        ["tensorrt-edgellm-serve", ["CHECKPOINT_DIR", "--clear-engine-cache"]],
+        # Its engine cache is keyed without chat_template.jinja: cleared to take this one;
+        # and it serves the tools the playground's requests offer only when told to.
+        [
+            "tensorrt-edgellm-serve",
+            ["CHECKPOINT_DIR", "--enable-auto-tool-choice", "--clear-engine-cache"],
+        ],
     ]
     assert (workdir / "CHECKPOINT_DIR/chat_template.jinja").read_text() == "{{ x }}"
 

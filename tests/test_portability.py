@@ -236,11 +236,25 @@ def test_an_engines_cases_share_one_allowance(spender_client):
 # it loads, which conversations its requests then fail on.
 
 
+def edge_llm_failures(template: str, messages: list[dict[str, Any]]) -> list[str]:
+    """The report's conversations the edge-llm engine refuses, rendered one by one here."""
+    request = RenderRequest(template=template, messages=messages, add_generation_prompt=True)
+    failing = []
+    for case in conversations(request):
+        try:
+            engines.render(replace(case.request, engine="edge-llm"))
+        except TemplateProblem:
+            failing.append(case.name)
+    return failing
+
+
 def test_edge_llm_says_it_loads_a_template_it_parses(client):
-    report = analyze(client, CHATML, [{"role": "user", "content": "Hi"}])
+    messages = [{"role": "user", "content": "Hi"}]
+    report = analyze(client, CHATML, messages)
     edge = row(report, "edge-llm")
     assert edge["load"] == {"ok": True, "message": None, "line": None, "column": None}
-    assert edge["request_failures"] == []
+    # Its server has no continue_final_message: the continue example is refused.
+    assert edge["request_failures"] == edge_llm_failures(CHATML, messages) == ["continue"]
     assert all(row["load"] is None for row in report["engines"] if row["id"] != "edge-llm")
 
 
@@ -288,14 +302,8 @@ TOOL_NAME = CHATML.replace(
 
 def test_edge_llm_names_the_conversations_its_requests_fail_on(client):
     messages = [{"role": "user", "content": "Hi"}]
-    request = RenderRequest(template=TOOL_NAME, messages=messages, add_generation_prompt=True)
-    failing = []
-    for case in conversations(request):
-        try:
-            engines.render(replace(case.request, engine="edge-llm"))
-        except TemplateProblem:
-            failing.append(case.name)
-    assert failing == ["parallel-tools"]
+    failing = edge_llm_failures(TOOL_NAME, messages)
+    assert failing == ["parallel-tools", "continue"]
     edge = row(analyze(client, TOOL_NAME, messages), "edge-llm")
     assert edge["load"]["ok"] is True
     assert edge["request_failures"] == failing

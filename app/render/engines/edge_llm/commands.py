@@ -15,7 +15,9 @@ public fork guswns531/TensorRT-Edge-LLM:
 - `tensorrt-edgellm-serve CHECKPOINT_DIR` builds its engine from the checkpoint the same
   way and caches it under a key that hashes the checkpoint's `.json`, `.model` and weight
   files but not `chat_template.jinja` (experimental/server/runtime/engine_build.py), so a
-  cached engine keeps the old template unless the cache is cleared.
+  cached engine keeps the old template unless the cache is cleared; it refuses a request
+  that offers tools with the default tool choice unless started with
+  `--enable-auto-tool-choice` (experimental/server/api/serving_chat.py).
 
 The placeholders are Edge-LLM's own names: its flags `--checkpointDir`, `--onnxDir` and
 `--engineDir`.
@@ -34,6 +36,8 @@ from app.render.command_line import (
 #: The name Edge-LLM's export, builder and runtime read the template under.
 MODEL_TEMPLATE = "chat_template.jinja"
 CHECKPOINT_DIR, ONNX_DIR, ENGINE_DIR = "CHECKPOINT_DIR", "ONNX_DIR", "ENGINE_DIR"
+#: The server's flags: take the new template, and serve requests that offer tools.
+SERVE_FLAGS = ("--enable-auto-tool-choice", "--clear-engine-cache")
 #: Where a source build of Edge-LLM puts its engine builder (its Quick Start's path).
 LLM_BUILD = "./build/examples/llm/llm_build"
 
@@ -48,7 +52,8 @@ _ENGINE_NOTE = (
 )
 _SERVE_NOTE = (
     "# The server builds its engine from the checkpoint; its cache key leaves "
-    "chat_template.jinja out, so --clear-engine-cache makes it take the new template"
+    "chat_template.jinja out, so --clear-engine-cache makes it take the new template; "
+    "without --enable-auto-tool-choice it refuses requests that offer tools"
 )
 
 
@@ -72,7 +77,7 @@ def command_lines(context: CommandContext, refusal: str | None) -> list[CommandL
         _SERVE_NOTE,
         *download,
         into_checkpoint,
-        join(["tensorrt-edgellm-serve", CHECKPOINT_DIR, "--clear-engine-cache"]),
+        join(["tensorrt-edgellm-serve", CHECKPOINT_DIR, *SERVE_FLAGS]),
     ]
     warning = [f"# Warning: {' '.join(refusal.split())[:500]}"] if refusal else []
     return [

@@ -1,15 +1,18 @@
-"""TensorRT Edge-LLM as it really loads and renders: its chat template code
-(`cpp/chatTemplate/`, commit 83f5f768 of the public fork) and its patched Inja 3.5.0.
+"""TensorRT Edge-LLM as it really loads and renders: its OpenAI server, its chat template
+code (`experimental/server/` and `cpp/chatTemplate/`, commit 83f5f768 of the public fork)
+and its patched Inja 3.5.0.
 
 Edge-LLM renders the provider's `chat_template.jinja` unchanged with a C++ Inja that NVIDIA
 extended, and a construct that Inja does not parse fails model loading. So this engine
 loads the template first (`inja.load`: a refusal is a `LoadError` problem with Inja's
-message, line and column), builds the JSON context `ChatTemplate::apply` hands to Inja
-(`context.edge_context`: its message shaping, its fixed keys), and renders with Inja's
-semantics (`inja.render`), so its errors are Edge-LLM's errors. Both are checked against
-Edge-LLM's own renderer, recorded on the 68 shared templates
-(`tests/support/edge_llm/recorded.json`, made by running that code once, outside the
-repository: see the README, Engines, edge-llm).
+message, line and column), takes the request as Edge-LLM's OpenAI server
+(`tensorrt-edgellm-serve`) does (`server.py`: its refusals, its runtime request), builds
+the JSON context `ChatTemplate::apply` hands to Inja (`context.edge_context`: its message
+shaping, its fixed keys), and renders with Inja's semantics (`inja.render`), so its errors
+are Edge-LLM's errors. The loader, the context and the render are checked against
+Edge-LLM's own code, recorded on the 68 shared templates
+(`tests/support/edge_llm/recorded.json`, made by running it once, outside the
+repository: see the README, Engines, edge-llm); the server's part against its source.
 """
 
 from __future__ import annotations
@@ -46,19 +49,21 @@ class EdgeLlmEngine(Engine):
     #: The public fork's commit whose cpp/chatTemplate/ and vendored Inja this follows.
     version = "83f5f76 (Inja 3.5.0 patched)"
     description = (
-        "What TensorRT Edge-LLM renders: its chat template code (cpp/chatTemplate/ at "
-        "83f5f76) and its patched C++ Inja 3.5.0, reproduced in Python: a template Inja "
-        "cannot parse fails at load, and renders follow Inja's semantics (a missing "
-        "variable is an error, values are JSON, loops over null fail)."
+        "What TensorRT Edge-LLM's OpenAI server (tensorrt-edgellm-serve) renders: its request "
+        "checks, its chat template code (cpp/chatTemplate/ at 83f5f76) and its patched C++ "
+        "Inja 3.5.0, reproduced in Python: a template Inja cannot parse fails at load, and "
+        "renders follow Inja's semantics (a missing variable is an error, values are JSON, "
+        "loops over null fail)."
     )
     checks_at_load = True
     #: Its server takes OpenAI chat requests: clients send tool-call arguments as JSON text.
     openai_server = True
     command_rank = 30
     no_parser = (
-        "TensorRT Edge-LLM hands back the generated text: the playground knows of no "
-        "tool-call or reasoning parser in its runtime, so an application gets the "
-        "completion as it is and reads any markup in it itself."
+        "TensorRT Edge-LLM's C++ runtime hands back the generated text; its OpenAI server "
+        "reads tool calls and reasoning with parsers of its own (--tool-call-parser, "
+        "--reasoning-parser), which the playground does not reproduce yet: the completion "
+        "is shown as it is."
     )
 
     def render(self, request: RenderRequest, limits: RenderLimits) -> Rendered:
