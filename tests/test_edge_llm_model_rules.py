@@ -1,5 +1,5 @@
 """What Edge-LLM refuses of a model before it parses the template, on the page: a model
-with named templates (README, Engines, edge-llm).
+with named templates, and a template file over its size limit (README, Engines, edge-llm).
 
 Read at 83f5f76: `ChatTemplate::Impl::load` fails when the model folder has
 `additional_chat_templates/` ("named provider chat templates are unsupported; the model
@@ -15,10 +15,13 @@ import io
 import json
 from typing import Any
 
+import pytest
 from werkzeug.datastructures import MultiDict
 
-from app.problems import LOAD_ERROR
+from app.problems import LOAD_ERROR, TemplateProblem
 from app.render.engines import ENGINES
+from app.render.engines.edge_llm.engine import loaded
+from app.render.limits import RenderLimits
 
 CHATML = (
     "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
@@ -111,4 +114,18 @@ def test_the_command_view_warns_of_the_named_templates(client):
     edge = [line for line in commands if line["engine"] == "edge-llm"]
     assert edge and all(
         line["command"].startswith("# Warning: Edge-LLM would not load") for line in edge
+    )
+
+
+def test_a_template_over_edge_llms_size_limit_does_not_load():
+    """InjaRenderer's validateTemplateFile: a file over 1 MiB (kChatTemplateFileSizeBytes)
+    fails the load; one of exactly 1 MiB loads. (Only an operator who raised
+    PLAYGROUND_TEMPLATE_KB that far can send one.)"""
+    limits = RenderLimits(template_bytes=2 * 1024 * 1024)
+    loaded("é" * (512 * 1024), limits)  # 1 MiB of UTF-8
+    with pytest.raises(TemplateProblem) as refused:
+        loaded("é" * (512 * 1024) + "x", limits)
+    assert refused.value.type == LOAD_ERROR
+    assert refused.value.message.startswith(
+        "Edge-LLM would not load this model: chat template exceeds size limit"
     )

@@ -41,6 +41,12 @@ NAMED_TEMPLATES_REFUSED = (
 )
 
 
+#: The largest chat_template.jinja Edge-LLM reads (limits::tokenizer::
+#: kChatTemplateFileSizeBytes), and what its loader says of a larger one (its path left out).
+MAX_TEMPLATE_BYTES = 1024 * 1024
+TOO_LARGE = "chat template exceeds size limit: ENGINE_DIR/chat_template.jinja (1 MiB)"
+
+
 class EdgeLlmEngine(Engine):
     """TensorRT Edge-LLM's chat template: load with its Inja, shape, render."""
 
@@ -108,9 +114,12 @@ class EdgeLlmEngine(Engine):
 
 
 def loaded(source: str, limits: RenderLimits) -> Template:
-    """`source` parsed as Edge-LLM's `InjaRenderer::load` parses it; a refusal is the
+    """`source` read and parsed as Edge-LLM's `InjaRenderer::load` does; a refusal is the
     `LoadError` problem Edge-LLM's model loading fails with."""
     check_template_size(source, limits)
+    if len(source.encode("utf-8", "surrogatepass")) > MAX_TEMPLATE_BYTES:
+        # The playground's own limit is lower unless an operator raised it.
+        raise TemplateProblem(LOAD_ERROR, f"Edge-LLM would not load this model: {TOO_LARGE}")
     try:
         return load(source)
     except LoadError as error:
