@@ -23,7 +23,7 @@ from gguf import GGUFReader, GGUFWriter
 from app.analysis.commands import build_command_lines, template_facts
 from app.problems import TemplateProblem
 from app.render.command_line import MAX_ARGUMENT_BYTES
-from app.render.core import RenderRequest
+from app.render.core import ModelFiles, RenderRequest
 from app.render.engines import model_refusals
 from app.render.engines.llamacpp.builtins import BUILTINS, equivalent_builtin
 from app.render.engines.transformers.chat import render_chat
@@ -374,7 +374,7 @@ def test_edge_llm_lines_warn_first_when_it_would_not_load_the_template(workdir: 
 def test_edge_llm_lines_warn_of_a_model_with_named_templates():
     """Edge-LLM's loader looks for named templates before it parses the template: the
     model's refusal is the warning, even for a template that would load."""
-    refusals = model_refusals(["tool_use", "rag"])
+    refusals = model_refusals(ModelFiles(("tool_use", "rag")))
     assert list(refusals) == ["edge-llm"]
     assert "named provider chat templates are unsupported" in refusals["edge-llm"]
     assert "tool_use, rag" in refusals["edge-llm"]
@@ -382,7 +382,9 @@ def test_edge_llm_lines_warn_of_a_model_with_named_templates():
     entries = build_commands("{{ x }}", {}, model_refusals=refusals, **facts)
     item = entry(entries, "edge-llm", "export")
     assert item["command"].splitlines()[0] == f"# Warning: {refusals['edge-llm']}"
-    assert model_refusals([]) == {}
+    assert model_refusals(ModelFiles()) == {}
+    # Beside a chat_template.json, Edge-LLM's export takes that file's template first.
+    assert model_refusals(ModelFiles(("tool_use",), json_template=True)) == {}
 
 
 def test_llama_cpp_and_hf_engines_get_the_right_kind_of_model_name() -> None:

@@ -81,14 +81,17 @@ def test_edge_llm_would_not_load_a_model_with_a_named_template_list(client):
     assert (error["type"], "rag" in error["message"]) == (LOAD_ERROR, True)
 
 
-def test_one_default_template_and_a_processors_are_no_named_templates(client):
-    """Edge-LLM's export takes chat_template.json's template as an import source, and a
-    list holding only "default" as one default template."""
+def test_one_default_template_or_a_chat_template_json_loads(client):
+    """Edge-LLM's export takes a list holding only "default" as one default template, and
+    a chat_template.json's template before tokenizer_config.json's, so a named list
+    beside one never reaches it."""
     only_default = {"chat_template": [{"name": "default", "template": CHATML}]}
+    processor = json.dumps({"chat_template": CHATML})
     for files in (
         {"tokenizer_config.json": json.dumps(only_default)},
         {"tokenizer_config.json": json.dumps({"chat_template": CHATML}),
-         "chat_template.json": json.dumps({"chat_template": CHATML})},
+         "chat_template.json": processor},
+        {**NAMED_LIST, "chat_template.json": processor},
     ):  # fmt: skip
         source = upload(client, files)
         assert outputs(client, source, "edge-llm", "prompt")["prompt"]["error"] is None, files

@@ -16,13 +16,12 @@ loops, or writes without end, costs about one allowance per report, not one per 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from app.analysis.portability_cases import REFERENCE, conversations, engine_report
 from app.problems import LOAD_ERROR, TemplateProblem
 from app.render import engines
-from app.render.core import RenderRequest
+from app.render.core import ModelFiles, RenderRequest
 from app.render.pool import SandboxPool
 
 
@@ -93,14 +92,14 @@ def _not_run(engine_name: str) -> TemplateProblem:
 
 
 def portability(
-    request: RenderRequest, pool: SandboxPool, named_templates: Sequence[str] = ()
+    request: RenderRequest, pool: SandboxPool, model: ModelFiles | None = None
 ) -> dict[str, Any]:
     """Every engine's outcome for `request`'s template over the report's conversations.
 
     One worker task per engine other than the reference; the reference's row comes from
     the first of them that finished (none when it is the only engine). An engine whose
-    program would not load a model with the source's `named_templates` is not run: its
-    row says why (`Engine.model_refusal`).
+    program would not load the source's `model` is not run: its row says why
+    (`Engine.model_refusal`).
     """
     cases = conversations(request)
     reports: dict[str, dict[str, Any]] = {}
@@ -112,7 +111,8 @@ def portability(
         if stopped_by is not None:
             reports[engine] = _task_failed(_not_run(stopped_by))
             continue
-        if refusal := engines.get_engine(engine).model_refusal(named_templates):
+        refusal = engines.get_engine(engine).model_refusal(model) if model else None
+        if refusal:
             reports[engine] = _task_failed(TemplateProblem(LOAD_ERROR, refusal))
             continue
         try:

@@ -31,6 +31,7 @@ from app.analysis.diff import (
     token_opcodes,
     unified,
 )
+from app.analysis.model_files import model_files
 from app.answers.reading import (
     DEFAULT_COMPLETION_KB,
     Response,
@@ -103,7 +104,8 @@ def render_main(
         "sent_as": sent_as,
     }
     # The program would not load the model the template came from, whatever the template.
-    if source is not None and (refusal := engine.model_refusal(source.named_templates)):
+    model = model_files(source)
+    if model is not None and (refusal := engine.model_refusal(model)):
         return Rendering(problem=TemplateProblem(LOAD_ERROR, refusal), **said)
     try:
         rendered = pipeline.pool.render_exactly(sent)
@@ -227,6 +229,7 @@ def commands_of(
     loaded `source`: which programs would not load it, `model_refusals`); raises
     `TemplateProblem` when the template cannot even be probed (too large, say)."""
     facts = pipeline.pool.run(template_facts, state.template, state.kwargs, state.special_tokens)
+    files = model_files(source)
     commands = build_command_lines(
         state.template,
         state.kwargs,
@@ -236,7 +239,7 @@ def commands_of(
         add_generation_prompt=state.add_generation_prompt,
         special_tokens=state.special_tokens,
         parsers=state.parsers,
-        model_refusals=model_refusals(source.named_templates) if source else {},
+        model_refusals=model_refusals(files) if files else {},
         **facts,
     )
     return commands, facts

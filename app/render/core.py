@@ -9,7 +9,7 @@ prepare and render, and turns whatever goes wrong into a `TemplateProblem`.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -43,6 +43,18 @@ class RenderRequest:
     #: How vLLM-style engines shape message content (`--chat-template-content-format`):
     #: "auto" detects it from the template, "string" or "openai" force it.
     content_format: str = "auto"
+
+
+@dataclass(frozen=True)
+class ModelFiles:
+    """What a loaded Hugging Face model's template files are, for engines whose program
+    checks them when it loads the model (`Engine.model_refusal`)."""
+
+    #: Its named templates besides the default one: `additional_chat_templates/NAME.jinja`
+    #: files, or the names of a `chat_template` list in tokenizer_config.json.
+    named_templates: tuple[str, ...] = ()
+    #: Whether a `chat_template.json` holds a template (a processor's).
+    json_template: bool = False
 
 
 #: The values `RenderRequest.content_format` takes, as vLLM's server flag does.
@@ -142,11 +154,10 @@ class Engine(ABC):
         serves `model` (a name, when known) another way; none by default."""
         return []
 
-    def model_refusal(self, named_templates: Sequence[str]) -> str | None:
-        """Why its program would not load a Hugging Face model that ships these named
-        templates besides its default one (`additional_chat_templates/NAME.jinja`, or a
-        `chat_template` list in tokenizer_config.json), whatever the template; None when
-        it would (the default: the program lets a request choose one, or ignores them)."""
+    def model_refusal(self, model: ModelFiles) -> str | None:
+        """Why its program would not load the Hugging Face model whose template files
+        `model` describes, whatever the template; None when it would (the default: the
+        program lets a request choose among named templates, or ignores them)."""
         return None
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from app.errors import bounded_text
 from app.sources.gguf_model import GGUFSource
-from app.sources.hf import PROCESSOR_TEMPLATE, HFSource
+from app.sources.hf import HFSource
 
 
 def content_id(data: bytes) -> str:
@@ -94,16 +94,6 @@ class Source:
         """Whether the source has a vocabulary reproduced exactly (or still building:
         tokenizing waits for it)."""
         return self.tokenizer is not None and self.tokenizer.supported is not False
-
-    @property
-    def named_templates(self) -> list[str]:
-        """The names of a Hugging Face model's named templates: every template besides the
-        default one and `chat_template.json`'s (`processor`), oversized ones included.
-        (A GGUF file's are no files a program that loads Hugging Face models reads.)"""
-        if self.kind != "hf":
-            return []
-        names = [*self.templates, *self.oversized_templates]
-        return [name for name in names if name not in ("default", PROCESSOR_TEMPLATE)]
 
     def to_json(self) -> dict[str, Any]:
         """The API's answer for a loaded source."""

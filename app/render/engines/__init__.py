@@ -7,11 +7,10 @@ An engine is an `app.render.core.Engine`: its own package below this one, and on
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from app.render.client import as_callers_send
-from app.render.core import Engine, Rendered, RenderRequest, render_with
+from app.render.core import Engine, ModelFiles, Rendered, RenderRequest, render_with
 from app.render.engines.edge_llm import EdgeLlmEngine
 from app.render.engines.llamacpp import LlamaCppEngine
 from app.render.engines.tgi import TgiEngine
@@ -60,11 +59,10 @@ def engine_list() -> list[dict[str, str]]:
     return [engine.info() for engine in ENGINES.values()]
 
 
-def model_refusals(named_templates: Sequence[str]) -> dict[str, str]:
-    """Why each engine's program would not load a Hugging Face model that ships these
-    named templates (`Engine.model_refusal`), by engine id; only the engines that would
-    not load it."""
-    refusals = {id: engine.model_refusal(named_templates) for id, engine in ENGINES.items()}
+def model_refusals(model: ModelFiles) -> dict[str, str]:
+    """Why each engine's program would not load the Hugging Face model `model` describes
+    (`Engine.model_refusal`), by engine id; only the engines that would not load it."""
+    refusals = {id: engine.model_refusal(model) for id, engine in ENGINES.items()}
     return {id: refusal for id, refusal in refusals.items() if refusal}
 
 

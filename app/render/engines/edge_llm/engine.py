@@ -17,12 +17,11 @@ repository: see the README, Engines, edge-llm); the server's part against its so
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from app.problems import LOAD_ERROR, TemplateProblem
 from app.render.command_line import CommandContext, CommandLine
-from app.render.core import Engine, Render, Rendered, RenderRequest
+from app.render.core import Engine, ModelFiles, Render, Rendered, RenderRequest
 from app.render.engines.edge_llm import commands
 from app.render.engines.edge_llm.context import edge_context
 from app.render.engines.edge_llm.inja.render import (
@@ -100,15 +99,17 @@ class EdgeLlmEngine(Engine):
         refusal = context.facts.get("model_refusals", {}).get(self.id) or refused.get("message")
         return commands.command_lines(context, refusal)
 
-    def model_refusal(self, named_templates: Sequence[str]) -> str | None:
-        """Edge-LLM loads one default template: its export refuses named templates
-        (`additional_chat_templates/`, or a `chat_template` list with other names than
-        "default"), and so do its engine builder and its loader."""
-        if not named_templates:
+    def model_refusal(self, model: ModelFiles) -> str | None:
+        """Edge-LLM loads one default template: its loader and engine builder refuse
+        `additional_chat_templates/`, and its export that folder and a `chat_template`
+        list with other names than "default". A list beside a `chat_template.json` (which
+        the playground's reader keeps only when no named template files are there) never
+        comes to it: its export takes that file's template first."""
+        if not model.named_templates or model.json_template:
             return None
         return (
             f"Edge-LLM would not load this model: {NAMED_TEMPLATES_REFUSED} (it ships the "
-            f"named templates {', '.join(named_templates)}: save the one to use as "
+            f"named templates {', '.join(model.named_templates)}: save the one to use as "
             "chat_template.jinja and delete any additional_chat_templates/ folder)"
         )
 
