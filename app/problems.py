@@ -26,14 +26,17 @@ class TemplateProblem(ApiError):
     Not frozen: Python sets `__traceback__` on exceptions as they propagate.
 
     `type` is the name of what went wrong ("TemplateSyntaxError", "UndefinedError",
-    "LimitExceeded", ...), `line` the 1-based template line when it is known and
-    `limit` the name of the limit that was hit, if any.
+    "LimitExceeded", ...), `line` the 1-based template line when it is known,
+    `limit` the name of the limit that was hit, if any, and `column` the 1-based column
+    where the program that failed says one (Edge-LLM's Inja counts it in UTF-8 bytes);
+    the API's `error` has a `column` only then.
     """
 
     type: str
     message: str
     line: int | None = None
     limit: str | None = None
+    column: int | None = None
 
     status: ClassVar[int] = 422
     title: ClassVar[str] = "The template failed"
@@ -43,6 +46,7 @@ class TemplateProblem(ApiError):
         self.type = bounded_text(self.type, "Error", NAME_CHARS) or "Error"
         self.message = bounded_text(self.message, self.type) or self.type
         self.line = self.line if type(self.line) is int else None
+        self.column = self.column if type(self.column) is int else None
         self.limit = None if self.limit is None else bounded_text(self.limit, "", NAME_CHARS)
 
     def __str__(self) -> str:
@@ -51,11 +55,14 @@ class TemplateProblem(ApiError):
 
     def __reduce__(self) -> tuple:
         # Exceptions pickle their `args`, which a dataclass leaves empty; workers send these.
-        return (TemplateProblem, (self.type, self.message, self.line, self.limit))
+        return (TemplateProblem, (self.type, self.message, self.line, self.limit, self.column))
 
     def to_json(self) -> dict:
-        """The `error` object of the API."""
-        return asdict(self)
+        """The `error` object of the API (`column` only where one is known)."""
+        body = asdict(self)
+        if self.column is None:
+            del body["column"]
+        return body
 
 
 #: The type of a problem raised before any render: the program would not load the model

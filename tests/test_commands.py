@@ -20,12 +20,13 @@ import numpy as np
 import pytest
 from gguf import GGUFReader, GGUFWriter
 
-from app.analysis.commands import build_command_lines
+from app.analysis.commands import build_command_lines, template_facts
 from app.problems import TemplateProblem
 from app.render.command_line import MAX_ARGUMENT_BYTES
-from app.render.core import RenderRequest
-from app.render.engines import render_exactly
+from app.render.core import ModelFiles, RenderRequest
+from app.render.engines import model_refusals, render_exactly
 from app.render.engines.llamacpp.builtins import BUILTINS, equivalent_builtin
+from app.render.limits import RenderLimits
 from tests.support.reference import reference_tokenizer
 
 REPO = Path(__file__).resolve().parents[1]
@@ -293,6 +294,96 @@ def test_mistral_rs_serves_the_template_file(workdir: Path) -> None:
     argv = run(item["command"], workdir)["argv"]
     assert argv == ["serve", "--jinja-explicit", "template.jinja", "-m", "Org/Model"]
     assert (workdir / "template.jinja").read_bytes().decode() == template
+
+
+#: A stand-in for Edge-LLM's programs that logs its name and argv, one JSON line each.
+LOGGER = (
+    "import json, os, sys\nwith open(os.environ['LOG'], 'a') as log:\n"
+    "    log.write(json.dumps([os.path.basename(sys.argv[0]), sys.argv[1:]]) + '\\n')\n"
+)
+
+
+def run_edge_llm(command: str, workdir: Path) -> list[list[Any]]:
+    """Run an Edge-LLM command line in bash, in a folder with the model folders it names
+    and loggers for its programs (on PATH, and llm_build where a source build puts it);
+    the programs it ran, in order."""
+    for folder in ("CHECKPOINT_DIR", "ENGINE_DIR", "build/examples/llm"):
+        (workdir / folder).mkdir(parents=True, exist_ok=True)
+    bin_dir = workdir.parent / "bin"
+    for script in (bin_dir / "tensorrt-edgellm-export", bin_dir / "tensorrt-edgellm-serve",
+                   bin_dir / "hf", workdir / "build/examples/llm/llm_build"):  # fmt: skip
+        script.write_text(f"#!{sys.executable}\n{LOGGER}")
+        script.chmod(0o755)
+    log = workdir.parent / "programs.log"
+    env = {**shell_env(workdir), "LOG": str(log)}
+    done = subprocess.run(["bash"], input=command.encode(), cwd=workdir, env=env, timeout=60)
+    assert done.returncode == 0
+    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+
+def test_edge_llm_exports_with_the_template_as_the_checkpoints_chat_template(workdir: Path):
+    """Edge-LLM's export copies the checkpoint's chat_template.jinja to ONNX_DIR/llm and
+    its builder copies it beside the engine (README, edge-llm): the template goes there
+    byte for byte, then the export and the build run as Edge-LLM's Quick Start runs them."""
+    template = ADVERSARIAL["nasty"]
+    item = entry(build_commands(template, {}), "edge-llm", "export")
+    write_files(item["files"], workdir)
+    programs = run_edge_llm(item["command"], workdir)
+    assert (workdir / "CHECKPOINT_DIR/chat_template.jinja").read_bytes().decode() == template
+    assert programs == [
+        ["tensorrt-edgellm-export", ["CHECKPOINT_DIR", "ONNX_DIR"]],
+        ["llm_build", ["--onnxDir", "ONNX_DIR/llm", "--engineDir", "ENGINE_DIR"]],
+    ]
+
+
+def test_edge_llm_downloads_the_model_it_is_given_first(workdir: Path):
+    item = entry(build_commands("{{ x }}", {}, "Org/Model"), "edge-llm", "serve")
+    write_files(item["files"], workdir)
+    assert run_edge_llm(item["command"], workdir) == [
+        ["hf", ["download", "Org/Model", "--local-dir", "CHECKPOINT_DIR"]],
+        # Its engine cache is keyed without chat_template.jinja: cleared to take this one;
+        # and it serves the tools the playground's requests offer only when told to.
+        [
+            "tensorrt-edgellm-serve",
+            ["CHECKPOINT_DIR", "--enable-auto-tool-choice", "--clear-engine-cache"],
+        ],
+    ]
+    assert (workdir / "CHECKPOINT_DIR/chat_template.jinja").read_text() == "{{ x }}"
+
+
+def test_edge_llm_takes_a_new_template_in_a_built_engine_folder(workdir: Path):
+    template = ADVERSARIAL["multiline-bang"]
+    item = entry(build_commands(template, {}), "edge-llm", "engine folder")
+    write_files(item["files"], workdir)
+    assert run_edge_llm(item["command"], workdir) == []
+    assert (workdir / "ENGINE_DIR/chat_template.jinja").read_bytes().decode() == template
+
+
+def test_edge_llm_lines_warn_first_when_it_would_not_load_the_template(workdir: Path):
+    template = "{% filter upper %}hi{% endfilter %}"
+    facts = template_facts(template, {}, {}, RenderLimits())
+    refusal = facts["edge_llm_load_error"]["message"]
+    assert refusal.startswith("Edge-LLM would not load this model: [inja.exception.parser_error]")
+    for item in [e for e in build_commands(template, {}, **facts) if e["engine"] == "edge-llm"]:
+        assert item["command"].splitlines()[0] == f"# Warning: {refusal}", item["form"]
+        write_files(item["files"], workdir)
+        run_edge_llm(item["command"], workdir)  # the warning is a comment to the shell
+
+
+def test_edge_llm_lines_warn_of_a_model_with_named_templates():
+    """Edge-LLM's loader looks for named templates before it parses the template: the
+    model's refusal is the warning, even for a template that would load."""
+    refusals = model_refusals(ModelFiles(("tool_use", "rag")))
+    assert list(refusals) == ["edge-llm"]
+    assert "named provider chat templates are unsupported" in refusals["edge-llm"]
+    assert "tool_use, rag" in refusals["edge-llm"]
+    facts = template_facts("{{ x }}", {}, {}, RenderLimits())
+    entries = build_commands("{{ x }}", {}, model_refusals=refusals, **facts)
+    item = entry(entries, "edge-llm", "export")
+    assert item["command"].splitlines()[0] == f"# Warning: {refusals['edge-llm']}"
+    assert model_refusals(ModelFiles()) == {}
+    # Beside a chat_template.json, Edge-LLM's export takes that file's template first.
+    assert model_refusals(ModelFiles(("tool_use",), json_template=True)) == {}
 
 
 def test_llama_cpp_and_hf_engines_get_the_right_kind_of_model_name() -> None:

@@ -17,7 +17,7 @@ import pytest
 
 from app.problems import TemplateProblem
 from app.render.core import RenderRequest
-from app.render.engines.edge_llm.context import REQUEST_FIELDS, edge_context
+from app.render.engines.edge_llm.context import edge_context
 from app.render.engines.edge_llm.inja.render import RenderError, load, render
 from app.render.engines.edge_llm.messages import expects_content_blocks, supports_developer_role
 from app.render.limits import DEFAULT_LIMITS
@@ -66,7 +66,7 @@ def context_for(stem: str, name: str) -> dict[str, Any]:
     templates = {path.stem: path for path in template_files()}
     source = templates[stem].read_text(encoding="utf-8")
     request = case_request(conversations()[base], source)
-    return edge_context(request, parse_string_arguments=parsed)[0]
+    return edge_context(request, checked=False, parse_string_arguments=parsed)[0]
 
 
 @needs_shared
@@ -95,22 +95,6 @@ def test_template_facts_equal_edge_llm() -> None:
     assert wrong == []
 
 
-@needs_shared
-def test_dropped_request_fields_are_said() -> None:
-    """Every request field the recorder could not send Edge-LLM is named in a rewrite."""
-    source = template_files()[0].read_text(encoding="utf-8")
-    for name, case in conversations().items():
-        _, rewrites = edge_context(case_request(case, source))
-        said = " | ".join(rewrites)
-        kwargs = [key for key in case["kwargs"] if key not in REQUEST_FIELDS]
-        for key in kwargs:
-            assert f"kwargs {key} " in said, name
-        assert ("documents dropped" in said) == (case["documents"] is not None), name
-        assert ("continue_final_message ignored" in said) == bool(case["continue_final_message"]), (
-            name
-        )
-
-
 def request(messages: list[dict[str, Any]], template: str = "{{ messages }}", **fields: Any):
     """A request with defaults for the rules below."""
     return RenderRequest(template=template, messages=messages, **fields)
@@ -137,28 +121,25 @@ def test_always_present_keys_in_order() -> None:
     ]
     assert context["tools"] is None and context["strftime_now"] is True
     assert (context["enable_thinking"], context["parallel_tool_calls"]) == (False, True)
-    assert (context["tool_choice"], context["continue_final_message"]) == ("auto", False)
+    # The server's tool choice when a request offers no tools and names none.
+    assert (context["tool_choice"], context["continue_final_message"]) == ("none", False)
     assert context["bos_token"] == context["eos_token"] == ""
 
 
-def test_dropped_fields_are_said() -> None:
-    """kwargs, documents, continue_final_message and other special tokens are reported."""
+def test_what_edge_llm_leaves_out_is_said() -> None:
+    """Special tokens besides BOS and EOS, and an empty tools list (passed as null)."""
     context, rewrites = edge_context(
         request(
-            [USER, {"role": "assistant", "content": "Hel"}],
-            kwargs={"date_string": "today", "bos_token": "[B]", "reasoning_effort": "low"},
-            documents=[{"text": "d"}],
-            continue_final_message=True,
+            [USER],
+            kwargs={"reasoning_effort": "low"},
             special_tokens={"bos_token": "<s>", "unk_token": "<unk>"},
             tools=[],
         )
     )
     assert context["bos_token"] == "<s>" and context["reasoning_effort"] == "low"
-    assert "date_string" not in context and context["tools"] is None
+    assert context["tools"] is None
     said = " | ".join(rewrites)
-    for part in ("kwargs date_string dropped", "kwargs bos_token ignored", "documents dropped"):
-        assert part in said
-    assert "continue_final_message ignored" in said and "special tokens unk_token dropped" in said
+    assert "special tokens unk_token dropped" in said and "tools [] passed as null" in said
 
 
 def test_developer_merged_into_first_system_in_blocks_mode() -> None:
@@ -184,25 +165,32 @@ def test_developer_merged_into_first_system_in_blocks_mode() -> None:
 
 
 def test_message_fields_for_any_role_and_tool_results_as_strings() -> None:
-    """Key order, reasoning under both names, ids for any role, tool content a string."""
+    """Key order, reasoning under both names, ids for any role, tool content a string,
+    and an empty tool_calls left out (the server passes none)."""
+    call = {"id": "t", "type": "function", "function": {"name": "f", "arguments": "{}"}}
     messages = [
         {"role": "user", "content": "x", "name": "ann", "tool_call_id": "t", "thinking": "?"},
         {"role": "assistant", "content": None, "reasoning": "r", "tool_calls": []},
-        {"role": "tool", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {
+            "role": "tool",
+            "tool_call_id": "t",
+            "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}],
+        },
     ]
     context, rewrites = edge_context(request(messages, BLOCKS_TEMPLATE))
-    first, second, third = context["messages"]
+    first, second, _, fourth = context["messages"]
     assert list(first) == ["role", "content", "tool_call_id", "name"]
     assert second == {
         "role": "assistant",
         "content": None,
         "reasoning_content": "r",
         "reasoning": "r",
-        "tool_calls": [],
     }
-    assert third["content"] == "a\nb"
+    assert fourth["content"] == "a\nb"
     assert any("tool message content joined" in text for text in rewrites)
     assert any("thinking dropped" in text for text in rewrites)
+    assert any("empty tool_calls left out" in text for text in rewrites)
 
 
 def test_tool_call_arguments() -> None:
@@ -230,19 +218,31 @@ def test_tools_keep_only_edge_fields() -> None:
 
 
 def test_request_fields() -> None:
-    """tool_choice forms, and a non-boolean flag refused."""
+    """tool_choice forms as the runtime writes them back, and a non-boolean flag refused."""
+    tools = [{"type": "function", "function": {"name": "f"}}]
     choice = {"type": "function", "function": {"name": "f", "x": 1}}
-    context, _ = edge_context(request([USER], kwargs={"tool_choice": choice}))
+    context, _ = edge_context(request([USER], tools=tools, kwargs={"tool_choice": choice}))
     assert context["tool_choice"] == {"type": "function", "function": {"name": "f"}}
+    by_name, _ = edge_context(request([USER], tools=tools, kwargs={"tool_choice": "f"}))
+    assert by_name["tool_choice"] == {"type": "function", "function": {"name": "f"}}
+    offered, _ = edge_context(request([USER], tools=tools))
+    assert offered["tool_choice"] == "auto"
     with pytest.raises(TemplateProblem) as caught:
         edge_context(request([USER], kwargs={"enable_thinking": "yes"}))
     assert caught.value.type == "InvalidRequest"
+    assert caught.value.message.endswith("chat_template_kwargs.enable_thinking must be a bool")
 
 
 def test_refusals() -> None:
-    """No messages is refused before rendering; media with a string template fails apply."""
+    """No messages is refused by the server (by the C++ code without it); media with a
+    string template fails apply, and an image part reaches a blocks template as `image`."""
     with pytest.raises(TemplateProblem) as caught:
         edge_context(request([]))
+    assert (
+        caught.value.message == "Edge-LLM's server refuses the request: messages must not be empty"
+    )
+    with pytest.raises(TemplateProblem) as caught:
+        edge_context(request([]), checked=False)
     assert caught.value.message == "Request must contain at least one message"
     media = [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "u"}}]}]
     with pytest.raises(RenderError) as failed:
@@ -251,7 +251,7 @@ def test_refusals() -> None:
         "provider string-content template requires a model-specific media processor"
     )
     blocks, _ = edge_context(request(media, BLOCKS_TEMPLATE))
-    assert blocks["messages"][0]["content"] == [{"type": "image_url", "image_url": ""}]
+    assert blocks["messages"][0]["content"] == [{"type": "image", "image": ""}]
 
 
 def test_content_block_detection_is_a_text_scan() -> None:

@@ -276,16 +276,19 @@ def test_error_text_is_cut_in_the_worker_by_every_engine(client, engine):
 
 
 def test_what_an_engine_says_it_rewrote_is_cut_in_the_worker(client):
-    # Edge-LLM names the request fields it has no room for: a 1,000,000-character
-    # tool_choice came back whole in /api/render, 10,000 kwargs as 10,000 sentences.
-    render = {"template": "{{ messages[0].content }}", "messages": HELLO, "engine": "edge-llm"}
-    one = client.post("/api/render", json={**render, "kwargs": {"tool_choice": "x" * 10**6}})
-    assert one.status_code == 200
-    [rewrite] = one.json["rewrites"]
-    assert len(rewrite) <= MESSAGE_CHARS and "characters cut" in rewrite
-    kwargs = {f"k{i}": 1 for i in range(10_000)}
-    many = client.post("/api/render", json={**render, "kwargs": kwargs})
-    assert many.status_code == 200
-    rewrites = many.json["rewrites"]
-    assert len(rewrites) == MESSAGE_LINES and "9,981 more" in rewrites[-1]
-    assert len(many.get_data()) < 8 * 1024
+    # An engine names the request fields it has no room for: a 1,000,000-character
+    # tool_choice came back whole from Edge-LLM, 10,000 unused kwargs as one sentence of
+    # 10,000 names from vLLM and TGI (or as 10,000 sentences).
+    kwargs = {"tool_choice": "x" * 10**6, **{f"kwarg_{i}": 1 for i in range(10_000)}}
+    cut = []
+    for engine in sorted(ENGINES):
+        render = {"template": "{{ messages[0].content }}", "messages": HELLO, "engine": engine}
+        answer = client.post("/api/render", json={**render, "kwargs": kwargs})
+        assert answer.status_code in (200, 422), (engine, answer.status_code)
+        ok = answer.status_code == 200
+        said = answer.json["rewrites"] if ok else [answer.json["error"]["message"]]
+        assert len(said) <= MESSAGE_LINES, engine
+        assert all(len(sentence) <= MESSAGE_CHARS for sentence in said), engine
+        assert len(answer.get_data()) < 8 * 1024, engine
+        cut += [engine for sentence in said if "characters cut" in sentence]
+    assert len(cut) >= 3, cut  # the test quoted something long enough to be cut

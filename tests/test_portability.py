@@ -8,18 +8,25 @@ that the report classifies, counts and locates what the engines do.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 from typing import Any
 
 import pytest
+from markupsafe import escape
 
 from app.analysis.examples import EXAMPLES
 from app.analysis.portability import portability
-from app.problems import limit_exceeded
+from app.analysis.portability_cases import conversations
+from app.problems import TemplateProblem, limit_exceeded
 from app.render import engines
 from app.render.core import RenderRequest
 from app.render.engines import ENGINES
+from app.render.engines.edge_llm.engine import loaded
+from app.render.limits import RenderLimits
 from app.text import common_prefix_length
+from tests.support.edge_llm import recorded
+from tests.support.shared_data import TEMPLATES_DIR, needs_shared
 
 CHATML = (
     "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
@@ -222,3 +229,87 @@ def test_an_engines_cases_share_one_allowance(spender_client):
     assert spent["id"] in ("edge-llm", "transformers.js")
     assert spent["cases"] == []
     assert spent["first_error"]["limit"] == "cpu_seconds"
+
+
+# Edge-LLM checks the template when it loads a model (`Engine.checks_at_load`): its row
+# says "loads" or "fails at load" with Edge-LLM's reason and position, and for a template
+# it loads, which conversations its requests then fail on.
+
+
+def edge_llm_failures(template: str, messages: list[dict[str, Any]]) -> list[str]:
+    """The report's conversations the edge-llm engine refuses, rendered one by one here."""
+    request = RenderRequest(template=template, messages=messages, add_generation_prompt=True)
+    failing = []
+    for case in conversations(request):
+        try:
+            engines.render(replace(case.request, engine="edge-llm"))
+        except TemplateProblem:
+            failing.append(case.name)
+    return failing
+
+
+def test_edge_llm_says_it_loads_a_template_it_parses(client):
+    messages = [{"role": "user", "content": "Hi"}]
+    report = analyze(client, CHATML, messages)
+    edge = row(report, "edge-llm")
+    assert edge["load"] == {"ok": True, "message": None, "line": None, "column": None}
+    # Its server has no continue_final_message: the continue example is refused.
+    assert edge["request_failures"] == edge_llm_failures(CHATML, messages) == ["continue"]
+    assert all(row["load"] is None for row in report["engines"] if row["id"] != "edge-llm")
+
+
+@needs_shared
+def test_edge_llm_fails_at_load_with_its_recorded_reason_line_and_column(client):
+    """The issue's example, against the recording of Edge-LLM's own loader: its row says
+    so whatever transformers does with the template (which fails there too)."""
+    template = (TEMPLATES_DIR / "fireworks-ai-llama-3-firefunction-v2.jinja").read_text("utf-8")
+    recorded_error = recorded()["templates"]["fireworks-ai-llama-3-firefunction-v2"]["load"]
+    line, column = map(int, re.search(r"\(at (\d+):(\d+)\)", recorded_error["error"]).groups())
+    edge = row(analyze(client, template, [{"role": "user", "content": "Hi"}]), "edge-llm")
+    message = f"Edge-LLM would not load this model: {recorded_error['error']}"
+    assert edge["load"] == {"ok": False, "message": message, "line": line, "column": column}
+    # Not "identical" where transformers fails too: Edge-LLM never gets to a request.
+    assert (edge["outcome"], edge["raised"]) == ("raises", len(CONVERSATIONS))
+    assert edge["request_failures"] == []
+
+
+#: ChatML with a `{% filter %}` block on line 2: Jinja runs it, Edge-LLM's Inja refuses it.
+FILTERED = "{% set x = 1 %}\n{% filter upper %}hi{% endfilter %}" + CHATML
+
+
+def test_the_matrix_says_edge_llm_fails_at_load_where_and_why(client):
+    messages = [{"role": "user", "content": "Hi"}]
+    with pytest.raises(TemplateProblem) as refused:
+        loaded(FILTERED, RenderLimits())
+    problem = refused.value
+    assert (problem.type, problem.line, problem.column) == ("LoadError", 2, 4)
+    data = {"template": FILTERED, "messages": json.dumps(messages), "view": "analysis"}
+    page = client.post("/fragments/output", data=data).get_data(as_text=True)
+    cell = page[page.index('<tr data-engine="edge-llm"') :].split("</tr>", 1)[0]
+    assert 'data-outcome="raises"' in cell
+    assert '<strong class="port-load">fails at load</strong>' in cell
+    assert 'data-line="2">line 2, column 4</button>' in cell
+    assert str(escape(problem.message)) in cell
+
+
+#: ChatML that names the tool of a tool result: Jinja trims a missing name to nothing,
+#: Edge-LLM's Inja fails on the missing attribute (only the tool example has one).
+TOOL_NAME = CHATML.replace(
+    "{% for m in messages %}",
+    "{% for m in messages %}{% if m.role == 'tool' %}{{ m.name | trim }}{% endif %}",
+)
+
+
+def test_edge_llm_names_the_conversations_its_requests_fail_on(client):
+    messages = [{"role": "user", "content": "Hi"}]
+    failing = edge_llm_failures(TOOL_NAME, messages)
+    assert failing == ["parallel-tools", "continue"]
+    edge = row(analyze(client, TOOL_NAME, messages), "edge-llm")
+    assert edge["load"]["ok"] is True
+    assert edge["request_failures"] == failing
+    data = {"template": TOOL_NAME, "messages": json.dumps(messages), "view": "analysis"}
+    page = client.post("/fragments/output", data=data).get_data(as_text=True)
+    cell = page[page.index('<tr data-engine="edge-llm"') :].split("</tr>", 1)[0]
+    names = ", ".join(f"<em>{name}</em>" for name in failing)
+    assert '<span class="port-load">loads</span>; <span class="port-request-failures">' in cell
+    assert f"fails at request time on {names}</span>" in cell

@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from app.analysis.diagnostics import Diagnostic
+from app.analysis.model_files import model_files
 from app.analysis.portability import portability
 from app.analysis.probes import probe_template
 from app.analysis.vocab_checks import TokenIds, vocabulary_diagnostics
@@ -104,7 +105,7 @@ def analyze(
     diagnostics = [Diagnostic(**d) for d in probed["diagnostics"]] + vocabulary
     return Analysis(
         rewrites=_stated_rewrites(request, pool),
-        portability=portability(request, pool),
+        portability=portability(request, pool, model_files(source)),
         capabilities=probed["capabilities"],
         content_format=probed["content_format"],
         diagnostics=[d.to_json() for d in diagnostics],

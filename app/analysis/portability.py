@@ -21,7 +21,7 @@ from typing import Any
 from app.analysis.portability_cases import REFERENCE, conversations, engine_report
 from app.problems import LOAD_ERROR, TemplateProblem
 from app.render import engines
-from app.render.core import RenderRequest
+from app.render.core import ModelFiles, RenderRequest
 from app.render.pool import SandboxPool
 
 
@@ -44,6 +44,7 @@ def _row(engine: dict[str, str], report: dict[str, Any]) -> dict[str, Any]:
         **engine,
         "outcome": outcome,
         "load": _load(engine["id"], report),
+        "request_failures": _request_failures(engine["id"], report),
         "identical": counts["identical"],
         "different": counts["differs"],
         "raised": counts["raises"],
@@ -55,13 +56,22 @@ def _row(engine: dict[str, str], report: dict[str, Any]) -> dict[str, Any]:
 
 def _load(engine_id: str, report: dict[str, Any]) -> dict[str, Any] | None:
     """For an engine whose program checks templates at load: whether it loads this one,
-    and if not why (`{"ok", "message", "line"}`); None for the others."""
+    and if not why (`{"ok", "message", "line", "column"}`); None for the others."""
     if not engines.get_engine(engine_id).checks_at_load:
         return None
-    error = report["first_error"]
+    error = report.get("load_error") or report["first_error"]
     if error and error.get("type") == LOAD_ERROR:
-        return {"ok": False, "message": error["message"], "line": error.get("line")}
-    return {"ok": True, "message": None, "line": None}
+        where = {"line": error.get("line"), "column": error.get("column")}
+        return {"ok": False, "message": error["message"], **where}
+    return {"ok": True, "message": None, "line": None, "column": None}
+
+
+def _request_failures(engine_id: str, report: dict[str, Any]) -> list[str]:
+    """For an engine whose program loads this template: the conversations its requests
+    then fail on, where the reference fails too (a cell marks only where it does not);
+    none for the other engines."""
+    load = _load(engine_id, report)
+    return report.get("failures", []) if load is not None and load["ok"] else []
 
 
 def _task_failed(problem: TemplateProblem) -> dict[str, Any]:
@@ -81,11 +91,15 @@ def _not_run(engine_name: str) -> TemplateProblem:
     )
 
 
-def portability(request: RenderRequest, pool: SandboxPool) -> dict[str, Any]:
+def portability(
+    request: RenderRequest, pool: SandboxPool, model: ModelFiles | None = None
+) -> dict[str, Any]:
     """Every engine's outcome for `request`'s template over the report's conversations.
 
     One worker task per engine other than the reference; the reference's row comes from
-    the first of them that finished (none when it is the only engine).
+    the first of them that finished (none when it is the only engine). An engine whose
+    program would not load the source's `model` is not run: its row says why
+    (`Engine.model_refusal`).
     """
     cases = conversations(request)
     reports: dict[str, dict[str, Any]] = {}
@@ -96,6 +110,10 @@ def portability(request: RenderRequest, pool: SandboxPool) -> dict[str, Any]:
             continue
         if stopped_by is not None:
             reports[engine] = _task_failed(_not_run(stopped_by))
+            continue
+        refusal = engines.get_engine(engine).model_refusal(model) if model else None
+        if refusal:
+            reports[engine] = _task_failed(TemplateProblem(LOAD_ERROR, refusal))
             continue
         try:
             report = pool.run(engine_report, engine, cases)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from app.analysis.examples import EXAMPLES
-from app.problems import TemplateProblem, limit_exceeded
+from app.problems import LOAD_ERROR, TemplateProblem, limit_exceeded
 from app.render import engines
 from app.render.bounded import tracking_lines
 from app.render.core import Rendered, RenderRequest
@@ -95,10 +95,14 @@ def engine_report(engine: str, cases: list[Conversation], limits: RenderLimits) 
 
     A case is "identical" when both render the same text or both refuse, "differs" when
     both render different text or only the engine renders, "raises" when only the engine
-    refuses. The reference's own outcomes come back too (for its row of the report).
+    refuses, or when it refuses to load the template at all. The reference's own outcomes
+    come back too (for its row of the report), and the engine's own failures, whatever the
+    reference did: `load_error`, its first refusal to load the template, and `failures`,
+    the cases its requests then fail on.
     """
     outcomes, reference_outcomes = [], []
     report: dict[str, Any] = {"first_difference": None, "first_error": None}
+    report.update({"load_error": None, "failures": []})
     reference_error = None
     # All the cases share one allowance: an engine whose CPU runs in a helper process
     # (transformers.js's Node) is held to it per render, so six renders just under the
@@ -116,6 +120,8 @@ def engine_report(engine: str, cases: list[Conversation], limits: RenderLimits) 
         actual = _outcome(case.request, engine, limits)
         if _hit_a_limit(actual):
             return _ran_out(case, actual)
+        if isinstance(actual, TemplateProblem):
+            _note_failure(report, case, actual)
         refused = isinstance(expected, TemplateProblem)
         if refused and reference_error is None:
             reference_error = _error(case.name, expected)
@@ -134,6 +140,14 @@ def engine_report(engine: str, cases: list[Conversation], limits: RenderLimits) 
         "first_error": reference_error,
     }
     return report
+
+
+def _note_failure(report: dict[str, Any], case: Conversation, problem: TemplateProblem) -> None:
+    """The engine's own refusal of `case`: its first refusal to load, or a request's."""
+    if problem.type != LOAD_ERROR:
+        report["failures"].append(case.name)
+    elif report["load_error"] is None:
+        report["load_error"] = _error(case.name, problem)
 
 
 #: What an engine whose cases together ran past one allowance is reported as raising.
@@ -158,7 +172,10 @@ def _case(case: Conversation, outcome: str) -> dict[str, str]:
 
 def _compare(expected: Rendered | TemplateProblem, actual: Rendered | TemplateProblem) -> str:
     if isinstance(actual, TemplateProblem):
-        return "identical" if isinstance(expected, TemplateProblem) else "raises"
+        # A program that does not load the template fails where the reference's render
+        # fails too: that is no agreement.
+        both = isinstance(expected, TemplateProblem) and actual.type != LOAD_ERROR
+        return "identical" if both else "raises"
     if isinstance(expected, Rendered) and expected.prompt == actual.prompt:
         return "identical"
     return "differs"

@@ -24,6 +24,7 @@ from app.analysis.commands import (
     template_facts,
     without_commands,
 )
+from app.analysis.model_files import model_files
 from app.answers.reading import (
     DEFAULT_COMPLETION_KB,
     Response,
@@ -35,10 +36,10 @@ from app.display.prompt import prompt_marks
 from app.display.tokens_view import TokensOf, id_blocks, tokens_view, tokens_with
 from app.display.views import Comparison, Outputs, PageLimits, Rendering
 from app.errors import RequestError
-from app.problems import TemplateProblem
+from app.problems import LOAD_ERROR, TemplateProblem
 from app.render.client import as_callers_send
 from app.render.command_line import CommandLine
-from app.render.engines import command_notes, get_engine
+from app.render.engines import command_notes, get_engine, model_refusals
 from app.render.pool import SandboxPool
 from app.sources.source import Source
 from app.sources.store import SourceStore
@@ -103,6 +104,10 @@ def render_main(
         "caveats": engine.caveats(request.template, _model(source, state.source)),
         "sent_as": sent_as,
     }
+    # The program would not load the model the template came from, whatever the template.
+    model = model_files(source)
+    if model is not None and (refusal := engine.model_refusal(model)):
+        return Rendering(problem=TemplateProblem(LOAD_ERROR, refusal), **said)
     try:
         rendered = pipeline.pool.render_exactly(sent)
     except TemplateProblem as problem:
@@ -166,11 +171,13 @@ def analysis_of(state: PlaygroundState, pipeline: Pipeline, source: Source | Non
 
 
 def commands_of(
-    state: PlaygroundState, pipeline: Pipeline, model: str | None
+    state: PlaygroundState, pipeline: Pipeline, model: str | None, source: Source | None = None
 ) -> tuple[list[CommandLine], dict[str, Any]]:
-    """Every engine's command lines, and what they learnt of the template; raises
+    """Every engine's command lines, and what they learnt of the template (and of the
+    loaded `source`: which programs would not load it, `model_refusals`); raises
     `TemplateProblem` when the template cannot even be probed (too large, say)."""
     facts = pipeline.pool.run(template_facts, state.template, state.kwargs, state.special_tokens)
+    files = model_files(source)
     commands = build_command_lines(
         state.template,
         state.kwargs,
@@ -180,6 +187,7 @@ def commands_of(
         add_generation_prompt=state.add_generation_prompt,
         special_tokens=state.special_tokens,
         parsers=state.parsers,
+        model_refusals=model_refusals(files) if files else {},
         **facts,
     )
     return commands, facts
@@ -241,7 +249,7 @@ def build_outputs(state: PlaygroundState, pipeline: Pipeline) -> Outputs:
         # Also when this engine refuses the template (Edge-LLM will not load it): the
         # command lines say so; a template that cannot even be probed shows the first one.
         with contextlib.suppress(TemplateProblem):
-            outputs.commands, outputs.facts = commands_of(state, pipeline, model)
+            outputs.commands, outputs.facts = commands_of(state, pipeline, model, source)
             outputs.command_notes = command_notes(outputs.facts)
     if main.prompt is None:
         return outputs

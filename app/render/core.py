@@ -46,6 +46,18 @@ class RenderRequest:
     content_format: str = "auto"
 
 
+@dataclass(frozen=True)
+class ModelFiles:
+    """What a loaded Hugging Face model's template files are, for engines whose program
+    checks them when it loads the model (`Engine.model_refusal`)."""
+
+    #: Its named templates besides the default one: `additional_chat_templates/NAME.jinja`
+    #: files, or the names of a `chat_template` list in tokenizer_config.json.
+    named_templates: tuple[str, ...] = ()
+    #: Whether a `chat_template.json` holds a template (a processor's).
+    json_template: bool = False
+
+
 #: The values `RenderRequest.content_format` takes, as vLLM's server flag does.
 CONTENT_FORMATS = ("auto", "string", "openai")
 
@@ -173,6 +185,12 @@ class Engine(ABC):
         """Sentences on what the program does instead of rendering `template` when it
         serves `model` (a name, when known) another way; none by default."""
         return []
+
+    def model_refusal(self, model: ModelFiles) -> str | None:
+        """Why its program would not load the Hugging Face model whose template files
+        `model` describes, whatever the template; None when it would (the default: the
+        program lets a request choose among named templates, or ignores them)."""
+        return None
 
 
 def render_with(

@@ -11,7 +11,7 @@ from typing import Any, Protocol
 
 from app.render.client import as_callers_send
 from app.render.command_line import CommandContext, CommandLine
-from app.render.core import Engine, Rendered, RenderRequest, render_with
+from app.render.core import Engine, ModelFiles, Rendered, RenderRequest, render_with
 from app.render.engines.edge_llm import EdgeLlmEngine
 from app.render.engines.llamacpp import LlamaCppEngine
 from app.render.engines.mistralrs import MistralRs
@@ -98,6 +98,13 @@ def command_notes(facts: dict[str, Any]) -> dict[str, str]:
 def engine_list() -> list[dict[str, str]]:
     """`{id, name, version, description}` of every engine, in registry order."""
     return [engine.info() for engine in ENGINES.values()]
+
+
+def model_refusals(model: ModelFiles) -> dict[str, str]:
+    """Why each engine's program would not load the Hugging Face model `model` describes
+    (`Engine.model_refusal`), by engine id; only the engines that would not load it."""
+    refusals = {id: engine.model_refusal(model) for id, engine in ENGINES.items()}
+    return {id: refusal for id, refusal in refusals.items() if refusal}
 
 
 def render(request: RenderRequest, limits: RenderLimits = DEFAULT_LIMITS) -> Rendered:

@@ -1,15 +1,14 @@
 """The JSON context TensorRT Edge-LLM hands to Inja for a request, and what it changed.
 
-Edge-LLM's `ChatTemplate::apply` (`cpp/chatTemplate/chatTemplate.cpp` of
-guswns531/TensorRT-Edge-LLM at 83f5f768) builds one JSON object per render: the messages
-(`messages.py`), the tools, and a fixed set of request fields, in this order:
-`messages, tools, add_generation_prompt, bos_token, eos_token, strftime_now,
+The request goes through Edge-LLM's OpenAI server first (`server.py`: its refusals, and
+the runtime request it makes), then `ChatTemplate::apply` (`cpp/chatTemplate/
+chatTemplate.cpp` of guswns531/TensorRT-Edge-LLM at 83f5f768) builds one JSON object per
+render: the messages (`messages.py`), the tools, and a fixed set of request fields, in
+this order: `messages, tools, add_generation_prompt, bos_token, eos_token, strftime_now,
 enable_thinking, reasoning_effort (only when set), parallel_tool_calls, tool_choice,
-continue_final_message`. Its request has no chat_template_kwargs, documents or
-continue_final_message, and its loader takes only the BOS and EOS tokens; every request
-field of ours that Edge-LLM has no room for is reported as a sentence. The context is
-checked key for key, order included, against the real code's recordings
-(`tests/support/edge_llm/recorded.json`).
+continue_final_message`. Its loader takes only the BOS and EOS tokens; what Edge-LLM
+changed or left out is reported as a sentence. The context is checked key for key, order
+included, against the real code's recordings (`tests/support/edge_llm/recorded.json`).
 """
 
 from __future__ import annotations
@@ -23,48 +22,131 @@ from app.render.engines.edge_llm.messages import (
     MESSAGE_FIELDS,
     TOOL_FIELDS,
     MediaRefused,
+    Message,
     developer_normalised,
     expects_content_blocks,
     message_json,
-    runtime_message,
     supports_developer_role,
     tool_json,
 )
+from app.render.engines.edge_llm.server import (
+    check_request,
+    check_tools,
+    runtime_messages,
+    runtime_tools,
+    tool_choice_json,
+)
 
-#: The kwargs Edge-LLM's request has a field for (ChatTemplate::Options).
-REQUEST_FIELDS = ("enable_thinking", "reasoning_effort", "parallel_tool_calls", "tool_choice")
 #: The special tokens Edge-LLM's loader takes (ChatTemplate::load's bosToken, eosToken).
 SPECIAL_TOKENS = ("bos_token", "eos_token")
-#: The tool_choice strings Edge-LLM knows; any other string is "auto".
-TOOL_CHOICES = ("auto", "none", "required")
 
 
 def edge_context(
-    request: RenderRequest, *, parse_string_arguments: bool = False
+    request: RenderRequest, *, checked: bool = True, parse_string_arguments: bool = False
 ) -> tuple[dict[str, Any], list[str]]:
     """The context Edge-LLM's ChatTemplate::apply renders `request` with, and sentences
-    saying what Edge-LLM changed or dropped. `parse_string_arguments`: whether a string
-    tool-call `arguments` reaches Edge-LLM flagged as JSON (parsed) rather than as text
-    (the default, the oracle's assumption A1). Raises TemplateProblem("InvalidRequest")
-    where Edge-LLM refuses the request, and RenderError where its apply fails before Inja
-    runs (a media part in a message the template renders as a string)."""
+    saying what Edge-LLM changed or dropped. Raises TemplateProblem("InvalidRequest")
+    where its server refuses the request, and RenderError where apply fails before Inja
+    runs (a media part in a message the template renders as a string).
+
+    `checked=False` leaves the server's refusals out, and `parse_string_arguments` marks
+    string tool-call arguments as JSON (the server never does): the runtime's request as
+    an application that calls Edge-LLM's C++ API directly can make it, as the recording
+    did (`tests/support/edge_llm/recorded.json`)."""
+    if checked:
+        check_request(request)
+        mode, forced = check_tools(request)
+    else:
+        mode, forced = _unchecked_choice(request)
     if not request.messages:
         raise TemplateProblem("InvalidRequest", "Request must contain at least one message")
-    rewrites = _request_rewrites(request)
-    options = _options(request.kwargs, rewrites)
-    messages = [runtime_message(item, parse_string_arguments) for item in request.messages]
-    rewrites += _message_rewrites(request.messages, parse_string_arguments)
-    if not supports_developer_role(request.template) and any(
-        message.role == "developer" for message in messages
-    ):
-        messages, merged = developer_normalised(messages)
-        rewrites.append(
-            "developer message merged into the system message: the template does not name "
-            "the developer role, so Edge-LLM joins every system and developer message into "
-            "one first system message (separated by a blank line)"
-            if merged
-            else "developer message renamed system: the template does not name the developer role"
-        )
+    messages = runtime_messages(request.messages)
+    if parse_string_arguments:
+        for call in (call for message in messages for call in message.tool_calls or []):
+            call.as_string = False
+    rewrites = _request_rewrites(request) + _message_rewrites(request.messages, messages)
+    messages = _developer_shaped(request.template, messages, rewrites)
+    context: dict[str, Any] = {
+        "messages": _shaped(request, messages, rewrites),
+        "tools": _tools(request.tools, mode, rewrites),
+        "add_generation_prompt": bool(request.add_generation_prompt),
+    }
+    for name in SPECIAL_TOKENS:
+        value = request.special_tokens.get(name, "")
+        context[name] = value if isinstance(value, str) else ""
+    # Edge-LLM registers strftime_now as a callback and also sets the variable to true.
+    context["strftime_now"] = True
+    context["enable_thinking"] = request.kwargs.get("enable_thinking") is True
+    if effort := request.kwargs.get("reasoning_effort"):
+        context["reasoning_effort"] = effort
+    context["parallel_tool_calls"] = request.kwargs.get("parallel_tool_calls", True)
+    context["tool_choice"] = tool_choice_json(mode, forced)
+    context["continue_final_message"] = False
+    return context, rewrites
+
+
+def _is_list_content(message: Any, role: str | None = None) -> bool:
+    if not isinstance(message, dict) or role not in (None, message.get("role")):
+        return False
+    return isinstance(message.get("content"), list)
+
+
+def _request_rewrites(request: RenderRequest) -> list[str]:
+    """Sentences for the model's special tokens Edge-LLM's loader has no room for."""
+    others = [key for key in request.special_tokens if key not in SPECIAL_TOKENS]
+    if not others:
+        return []
+    return [
+        f"special tokens {', '.join(others)} dropped: Edge-LLM passes only bos_token and eos_token"
+    ]
+
+
+def _message_rewrites(sources: list[Any], messages: list[Message]) -> list[str]:
+    """Sentences for message fields Edge-LLM's runtime message has no room for, and
+    string tool-call arguments it passes as they are."""
+    rewrites = []
+    for index, (source, message) in enumerate(zip(sources, messages, strict=True), 1):
+        extra = [key for key in source if key not in MESSAGE_FIELDS]
+        if extra:
+            rewrites.append(
+                f"message {index}'s {', '.join(extra)} dropped: Edge-LLM's message has no "
+                "such field"
+            )
+        both = "reasoning_content" in source and "reasoning" in source
+        if both and source["reasoning"] != source["reasoning_content"]:
+            rewrites.append(
+                f"message {index}'s reasoning replaced by its reasoning_content: Edge-LLM "
+                "keeps one and passes it under both names"
+            )
+        if any(call.as_string for call in message.tool_calls or []):
+            rewrites.append(
+                f"message {index}'s tool-call arguments passed as text: Edge-LLM's server "
+                "hands string arguments to the template unparsed"
+            )
+        if source.get("tool_calls") == []:
+            rewrites.append(
+                f"message {index}'s empty tool_calls left out: Edge-LLM's server passes none"
+            )
+    return rewrites
+
+
+def _developer_shaped(template: str, messages: list[Message], rewrites: list[str]) -> list[Message]:
+    """normalizeDeveloperMessages, when the template does not name the developer role."""
+    if supports_developer_role(template) or not any(m.role == "developer" for m in messages):
+        return messages
+    messages, merged = developer_normalised(messages)
+    rewrites.append(
+        "developer message merged into the system message: the template does not name the "
+        "developer role, so Edge-LLM joins every system and developer message into one first "
+        "system message (separated by a blank line)"
+        if merged
+        else "developer message renamed system: the template does not name the developer role"
+    )
+    return messages
+
+
+def _shaped(request: RenderRequest, messages: list[Message], rewrites: list[str]) -> list[Any]:
+    """messageToJson of each message: blocks or strings, as the template's text asks."""
     blocks = expects_content_blocks(request.template)
     try:
         shaped = [message_json(message, blocks) for message in messages]
@@ -85,100 +167,30 @@ def edge_context(
             "content parts joined into one string (by newlines): the template does not loop "
             "over .content"
         )
-    context: dict[str, Any] = {"messages": shaped, "tools": _tools(request.tools, rewrites)}
-    context["add_generation_prompt"] = bool(request.add_generation_prompt)
-    for name in SPECIAL_TOKENS:
-        value = request.special_tokens.get(name, "")
-        context[name] = value if isinstance(value, str) else ""
-    # Edge-LLM registers strftime_now as a callback and also sets the variable to true.
-    context["strftime_now"] = True
-    context.update(options)
-    context["continue_final_message"] = False
-    return context, rewrites
+    return shaped
 
 
-def _is_list_content(message: Any, role: str | None = None) -> bool:
-    if not isinstance(message, dict) or role not in (None, message.get("role")):
-        return False
-    return isinstance(message.get("content"), list)
-
-
-def _request_rewrites(request: RenderRequest) -> list[str]:
-    """Sentences for the request fields Edge-LLM's request and loader have no room for."""
-    rewrites = []
-    for key in request.kwargs:
-        if key in SPECIAL_TOKENS:
-            rewrites.append(
-                f"kwargs {key} ignored: Edge-LLM takes {key} from the model's tokenizer, "
-                "not from the request"
-            )
-        elif key not in REQUEST_FIELDS:
-            rewrites.append(f"kwargs {key} dropped: Edge-LLM's request has no chat_template_kwargs")
-    others = [key for key in request.special_tokens if key not in SPECIAL_TOKENS]
-    if others:
-        rewrites.append(
-            f"special tokens {', '.join(others)} dropped: Edge-LLM passes only bos_token and "
-            "eos_token"
-        )
-    if request.documents is not None:
-        rewrites.append("documents dropped: Edge-LLM's request has no documents")
-    if request.continue_final_message:
-        rewrites.append(
-            "continue_final_message ignored: Edge-LLM has none (the template sees "
-            "continue_final_message false and the request's add_generation_prompt)"
-        )
-    return rewrites
-
-
-def _options(kwargs: dict[str, Any], rewrites: list[str]) -> dict[str, Any]:
-    """enable_thinking, reasoning_effort, parallel_tool_calls and tool_choice, in the
-    context's order, from the kwargs of the same names (Edge-LLM's request fields)."""
-    options: dict[str, Any] = {"enable_thinking": _flag(kwargs, "enable_thinking", False)}
-    effort = kwargs.get("reasoning_effort")
-    if isinstance(effort, str) and effort:
-        options["reasoning_effort"] = effort
-    elif effort not in (None, ""):
-        rewrites.append("kwargs reasoning_effort dropped: Edge-LLM's field takes a string")
-    options["parallel_tool_calls"] = _flag(kwargs, "parallel_tool_calls", True)
-    options["tool_choice"] = _tool_choice(kwargs.get("tool_choice"), rewrites)
-    return options
-
-
-def _flag(kwargs: dict[str, Any], name: str, default: bool) -> bool:
-    value = kwargs.get(name, default)
-    if not isinstance(value, bool):
-        # The recorder's request reader fails on a non-boolean (nlohmann's type_error.302).
-        raise TemplateProblem(
-            "InvalidRequest", f"{name} must be true or false: Edge-LLM's request field is boolean"
-        )
-    return value
-
-
-def _tool_choice(value: Any, rewrites: list[str]) -> Any:
-    """Edge-LLM's ToolChoice as JSON: a mode string, or a function by name."""
-    if value is None:
-        return "auto"
-    if isinstance(value, str):
-        if value in TOOL_CHOICES:
-            return value
-        rewrites.append(f"tool_choice {value!r} read as 'auto': Edge-LLM knows none, required")
-        return "auto"
-    if isinstance(value, dict):
-        function = value.get("function")
+def _unchecked_choice(request: RenderRequest) -> tuple[str, str | None]:
+    """The tool choice an application calling the C++ API gives as it is: a mode, or a
+    function by name (any other value is "auto")."""
+    choice = request.kwargs.get("tool_choice")
+    if choice in ("none", "required"):
+        return choice, None
+    if isinstance(choice, dict):
+        function = choice.get("function")
         name = function.get("name") if isinstance(function, dict) else None
-        name = name if isinstance(name, str) else ""
-        return {"type": "function", "function": {"name": name}}
-    rewrites.append("tool_choice read as 'auto': Edge-LLM takes a string or an object")
-    return "auto"
+        return "function", name if isinstance(name, str) else ""
+    return "auto", None
 
 
-def _tools(tools: list[Any] | None, rewrites: list[str]) -> list[dict[str, Any]] | None:
-    """The tool definitions, or null when there are none (an empty list too)."""
-    if not tools:
-        if tools is not None:
-            rewrites.append("tools [] passed as null: Edge-LLM gives null when there are none")
-        return None
-    for index, tool in enumerate(tools, 1):
+def _tools(tools: list[Any] | None, mode: str, rewrites: list[str]) -> list[dict[str, Any]] | None:
+    """The tool definitions, or null when there are none (an empty list, or none left by
+    tool_choice "none")."""
+    if tools and mode == "none":
+        rewrites.append('tools left out: Edge-LLM\'s server passes none with tool_choice "none"')
+    if tools == []:
+        rewrites.append("tools [] passed as null: Edge-LLM gives null when there are none")
+    for index, tool in enumerate(tools or [], 1):
         body = tool.get("function") if isinstance(tool, dict) else None
         extra = [key for key in tool if key not in ("type", "function")] if body else []
         if isinstance(body, dict):
@@ -188,40 +200,4 @@ def _tools(tools: list[Any] | None, rewrites: list[str]) -> list[dict[str, Any]]
                 f"tool {index}'s {', '.join(extra)} dropped: Edge-LLM's tool definition has "
                 "only name, description, parameters and strict"
             )
-    return [tool_json(tool) for tool in tools]
-
-
-def _message_rewrites(messages: list[Any], parse_string_arguments: bool) -> list[str]:
-    """Sentences for message fields Edge-LLM's runtime message has no room for."""
-    rewrites = []
-    for index, message in enumerate(messages, 1):
-        if not isinstance(message, dict):
-            continue
-        extra = [key for key in message if key not in (*MESSAGE_FIELDS, "tool_calls")]
-        if extra:
-            rewrites.append(
-                f"message {index}'s {', '.join(extra)} dropped: Edge-LLM's message has no "
-                "such field"
-            )
-        reasoning = message.get("reasoning_content")
-        if isinstance(reasoning, str) and message.get("reasoning", reasoning) != reasoning:
-            rewrites.append(
-                f"message {index}'s reasoning replaced by its reasoning_content: Edge-LLM "
-                "keeps one and passes it under both names"
-            )
-        calls = message.get("tool_calls")
-        if (
-            not parse_string_arguments
-            and isinstance(calls, list)
-            and any(_text_args(call) for call in calls)
-        ):
-            rewrites.append(
-                f"message {index}'s tool-call arguments passed as text: Edge-LLM hands string "
-                "arguments to the template unparsed"
-            )
-    return rewrites
-
-
-def _text_args(call: Any) -> bool:
-    function = call.get("function") if isinstance(call, dict) else None
-    return isinstance(function, dict) and isinstance(function.get("arguments"), str)
+    return [tool_json(tool) for tool in runtime_tools(tools, mode)] or None

@@ -1,15 +1,18 @@
-"""TensorRT Edge-LLM as it really loads and renders: its chat template code
-(`cpp/chatTemplate/`, commit 83f5f768 of the public fork) and its patched Inja 3.5.0.
+"""TensorRT Edge-LLM as it really loads and renders: its OpenAI server, its chat template
+code (`experimental/server/` and `cpp/chatTemplate/`, commit 83f5f768 of the public fork)
+and its patched Inja 3.5.0.
 
 Edge-LLM renders the provider's `chat_template.jinja` unchanged with a C++ Inja that NVIDIA
 extended, and a construct that Inja does not parse fails model loading. So this engine
 loads the template first (`inja.load`: a refusal is a `LoadError` problem with Inja's
-message, line and column), builds the JSON context `ChatTemplate::apply` hands to Inja
-(`context.edge_context`: its message shaping, its fixed keys), and renders with Inja's
-semantics (`inja.render`), so its errors are Edge-LLM's errors. Both are checked against
-Edge-LLM's own renderer, recorded on the 68 shared templates
-(`tests/support/edge_llm/recorded.json`, made by running that code once, outside the
-repository: see the README, Engines, edge-llm).
+message, line and column), takes the request as Edge-LLM's OpenAI server
+(`tensorrt-edgellm-serve`) does (`server.py`: its refusals, its runtime request), builds
+the JSON context `ChatTemplate::apply` hands to Inja (`context.edge_context`: its message
+shaping, its fixed keys), and renders with Inja's semantics (`inja.render`), so its errors
+are Edge-LLM's errors. The loader, the context and the render are checked against
+Edge-LLM's own code, recorded on the 68 shared templates
+(`tests/support/edge_llm/recorded.json`, made by running it once, outside the
+repository: see the README, Engines, edge-llm); the server's part against its source.
 """
 
 from __future__ import annotations
@@ -17,8 +20,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from app.problems import LOAD_ERROR, TemplateProblem
-from app.render.command_line import TEMPLATE_FILE, CommandContext, CommandLine, join
-from app.render.core import Engine, Render, Rendered, RenderRequest
+from app.render.command_line import CommandContext, CommandLine
+from app.render.core import Engine, ModelFiles, Render, Rendered, RenderRequest
+from app.render.engines.edge_llm import commands
 from app.render.engines.edge_llm.context import edge_context
 from app.render.engines.edge_llm.inja.render import (
     LoadError,
@@ -29,8 +33,17 @@ from app.render.engines.edge_llm.inja.render import (
 )
 from app.render.limits import RenderLimits, check_template_size
 
-#: Where Edge-LLM reads the template from: the model folder's file of this name.
-MODEL_TEMPLATE = "chat_template.jinja"
+#: What Edge-LLM's loader says of a model folder with `additional_chat_templates/`
+#: (chatTemplate.cpp, `ChatTemplate::Impl::load`, before it reads chat_template.jinja).
+NAMED_TEMPLATES_REFUSED = (
+    "named provider chat templates are unsupported; the model must provide chat_template.jinja"
+)
+
+
+#: The largest chat_template.jinja Edge-LLM reads (limits::tokenizer::
+#: kChatTemplateFileSizeBytes), and what its loader says of a larger one (its path left out).
+MAX_TEMPLATE_BYTES = 1024 * 1024
+TOO_LARGE = "chat template exceeds size limit: ENGINE_DIR/chat_template.jinja (1 MiB)"
 
 
 class EdgeLlmEngine(Engine):
@@ -41,19 +54,21 @@ class EdgeLlmEngine(Engine):
     #: The public fork's commit whose cpp/chatTemplate/ and vendored Inja this follows.
     version = "83f5f76 (Inja 3.5.0 patched)"
     description = (
-        "What TensorRT Edge-LLM renders: its chat template code (cpp/chatTemplate/ at "
-        "83f5f76) and its patched C++ Inja 3.5.0, reproduced in Python: a template Inja "
-        "cannot parse fails at load, and renders follow Inja's semantics (a missing "
-        "variable is an error, values are JSON, loops over null fail)."
+        "What TensorRT Edge-LLM's OpenAI server (tensorrt-edgellm-serve) renders: its request "
+        "checks, its chat template code (cpp/chatTemplate/ at 83f5f76) and its patched C++ "
+        "Inja 3.5.0, reproduced in Python: a template Inja cannot parse fails at load, and "
+        "renders follow Inja's semantics (a missing variable is an error, values are JSON, "
+        "loops over null fail)."
     )
     checks_at_load = True
     #: Its server takes OpenAI chat requests: clients send tool-call arguments as JSON text.
     openai_server = True
     command_rank = 30
     no_parser = (
-        "TensorRT Edge-LLM hands back the generated text: the playground knows of no "
-        "tool-call or reasoning parser in its runtime, so an application gets the "
-        "completion as it is and reads any markup in it itself."
+        "TensorRT Edge-LLM's C++ runtime hands back the generated text; its OpenAI server "
+        "reads tool calls and reasoning with parsers of its own (--tool-call-parser, "
+        "--reasoning-parser), which the playground does not reproduce yet: the completion "
+        "is shown as it is."
     )
 
     def render(self, request: RenderRequest, limits: RenderLimits) -> Rendered:
@@ -77,26 +92,40 @@ class EdgeLlmEngine(Engine):
         return {"edge_llm_load_error": None}
 
     def command_lines(self, context: CommandContext) -> list[CommandLine]:
-        """Edge-LLM reads the template from the exported model folder at load
-        (`ChatTemplate::load`): put the file there under its name."""
-        command = join(["cp", TEMPLATE_FILE, f"MODEL_DIR/{MODEL_TEMPLATE}"])
-        if refused := context.facts.get("edge_llm_load_error"):
-            # Said where the command is copied from: a comment line, harmless in a shell.
-            where = f" (line {refused['line']})" if refused.get("line") else ""
-            reason = " ".join(str(refused["message"]).split())[:500]
-            command = f"# Warning: {reason}{where}\n{command}"
-        return [CommandLine("edge-llm", "model folder", command, {TEMPLATE_FILE: context.template})]
+        """How to export, or serve, a model with the template (`commands`), with a warning
+        first when Edge-LLM would not load it: the model's refusal comes first, as in
+        Edge-LLM's loader, which looks for named templates before it parses."""
+        refused = context.facts.get("edge_llm_load_error") or {}
+        refusal = context.facts.get("model_refusals", {}).get(self.id) or refused.get("message")
+        return commands.command_lines(context, refusal)
+
+    def model_refusal(self, model: ModelFiles) -> str | None:
+        """Edge-LLM loads one default template: its loader and engine builder refuse
+        `additional_chat_templates/`, and its export that folder and a `chat_template`
+        list with other names than "default". A list beside a `chat_template.json` (which
+        the playground's reader keeps only when no named template files are there) never
+        comes to it: its export takes that file's template first."""
+        if not model.named_templates or model.json_template:
+            return None
+        return (
+            f"Edge-LLM would not load this model: {NAMED_TEMPLATES_REFUSED} (it ships the "
+            f"named templates {', '.join(model.named_templates)}: save the one to use as "
+            "chat_template.jinja and delete any additional_chat_templates/ folder)"
+        )
 
 
 def loaded(source: str, limits: RenderLimits) -> Template:
-    """`source` parsed as Edge-LLM's `InjaRenderer::load` parses it; a refusal is the
+    """`source` read and parsed as Edge-LLM's `InjaRenderer::load` does; a refusal is the
     `LoadError` problem Edge-LLM's model loading fails with."""
     check_template_size(source, limits)
+    if len(source.encode("utf-8", "surrogatepass")) > MAX_TEMPLATE_BYTES:
+        # The playground's own limit is lower unless an operator raised it.
+        raise TemplateProblem(LOAD_ERROR, f"Edge-LLM would not load this model: {TOO_LARGE}")
     try:
         return load(source)
     except LoadError as error:
         message = f"Edge-LLM would not load this model: {error}"
-        raise TemplateProblem(LOAD_ERROR, message, error.line) from None
+        raise TemplateProblem(LOAD_ERROR, message, error.line, column=error.column) from None
 
 
 def _utc(moment: datetime) -> datetime:

@@ -3,10 +3,9 @@
 Read from `cpp/chatTemplate/chatTemplate.cpp` (messageToJson, contentToJson, toolToJson,
 normalizeDeveloperMessages) and `injaRenderer.cpp` (detectContentBlocks) of
 guswns531/TensorRT-Edge-LLM at 83f5f768. A request message first becomes Edge-LLM's
-runtime message (`Message` below: role, content items, flags), as the recorder's harness
-maps a chat-completion body (the recording harness's reading; Edge-LLM's own HTTP parser is
-not public, the oracle notes list that reading as A1-A5); the JSON the template sees is
-built from that, so a field the runtime message has no room for never reaches it.
+runtime message (`Message` below: role, content items, flags), as its OpenAI server
+makes it (`server.py`); the JSON the template sees is built from that, so a field the
+runtime message has no room for never reaches it.
 """
 
 from __future__ import annotations
@@ -18,8 +17,11 @@ from typing import Any
 
 #: The bytes C's isspace() accepts in the "C" locale (Python's str.isspace() takes more).
 C_SPACE = frozenset(" \t\n\v\f\r")
-#: The message fields Edge-LLM's runtime message carries.
-MESSAGE_FIELDS = ("role", "content", "reasoning_content", "reasoning", "tool_call_id", "name")
+#: The message fields Edge-LLM's server reads into its runtime message.
+MESSAGE_FIELDS = (
+    "role", "content", "reasoning_content", "reasoning", "tool_call_id", "name", "tool_calls",
+    "function_call",
+)  # fmt: skip
 #: The function fields of a tool definition Edge-LLM carries.
 TOOL_FIELDS = ("name", "description", "parameters", "strict")
 #: What contentToJson throws for a media item when the template wants a string.
@@ -37,9 +39,20 @@ class Call:
     as_string: bool
 
 
+@dataclass(frozen=True)
+class ToolDefinition:
+    """Edge-LLM's runtime tool (rt::ToolDefinition): `parameters` is JSON text; a field
+    the request left out is None."""
+
+    name: str
+    description: str | None = None
+    parameters: str | None = None
+    strict: bool | None = None
+
+
 @dataclass
 class Message:
-    """Edge-LLM's runtime message (rt::Message), with the flags its request parser sets."""
+    """Edge-LLM's runtime message (rt::Message), with the flags its server sets."""
 
     role: str
     has_content: bool = True
@@ -50,13 +63,6 @@ class Message:
     tool_call_id: str = ""
     name: str = ""
     tool_calls: list[Call] | None = None
-
-
-def text_of(mapping: Any, key: str, fallback: str = "") -> str:
-    """The string at `key`, or `fallback` when absent or not a string (the harness's
-    `stringOr`; a non-object has no keys)."""
-    value = mapping.get(key) if isinstance(mapping, dict) else None
-    return value if isinstance(value, str) else fallback
 
 
 def as_nlohmann(value: Any) -> Any:
@@ -88,45 +94,6 @@ def json_or_string(text: str) -> Any:
     except (ValueError, RecursionError):
         return text
     return as_nlohmann(value)
-
-
-def runtime_message(source: Any, parse_string_arguments: bool) -> Message:
-    """The runtime message a request message becomes (assumptions A1-A4)."""
-    source = source if isinstance(source, dict) else {}
-    message = Message(role=text_of(source, "role"), has_content="content" in source)
-    content = source.get("content")
-    if content is None:
-        message.content_is_null = message.has_content
-    elif isinstance(content, str):
-        message.items.append(("text", content))
-    elif isinstance(content, list):
-        message.content_is_array = True
-        for part in content:
-            kind = text_of(part, "type", "text")
-            message.items.append((kind, text_of(part, "text") if kind == "text" else ""))
-    for key in ("reasoning_content", "reasoning"):
-        if isinstance(source.get(key), str):
-            message.reasoning = source[key]
-            break
-    message.tool_call_id = text_of(source, "tool_call_id")
-    message.name = text_of(source, "name")
-    if isinstance(source.get("tool_calls"), list):
-        message.tool_calls = [_call(call, parse_string_arguments) for call in source["tool_calls"]]
-    return message
-
-
-def _call(source: Any, parse_string_arguments: bool) -> Call:
-    call = Call(text_of(source, "id"), text_of(source, "type", "function"), "", "", False)
-    function = source.get("function") if isinstance(source, dict) else None
-    if isinstance(function, dict):
-        call.name = text_of(function, "name")
-        if isinstance(function.get("arguments"), str):
-            call.arguments = function["arguments"]
-            call.as_string = not parse_string_arguments
-        elif "arguments" in function:
-            # Edge-LLM keeps arguments as text: an object is dumped, and parsed back below.
-            call.arguments = json.dumps(as_nlohmann(function["arguments"]), ensure_ascii=False)
-    return call
 
 
 def developer_normalised(messages: list[Message]) -> tuple[list[Message], bool]:
@@ -202,18 +169,15 @@ def message_json(message: Message, blocks: bool) -> dict[str, Any]:
     return value
 
 
-def tool_json(source: Any) -> dict[str, Any]:
-    """toolToJson of the tool definition a request tool becomes (A5): absent fields are
-    left out, not null; `type` is always "function"."""
-    source = source if isinstance(source, dict) else {}
-    body = source["function"] if isinstance(source.get("function"), dict) else source
-    function: dict[str, Any] = {"name": text_of(body, "name")}
-    if isinstance(body.get("description"), str):
-        function["description"] = body["description"]
-    if "parameters" in body:
-        function["parameters"] = as_nlohmann(body["parameters"])
-    if isinstance(body.get("strict"), bool):
-        function["strict"] = body["strict"]
+def tool_json(tool: ToolDefinition) -> dict[str, Any]:
+    """toolToJson: absent fields are left out, not null; `type` is always "function"."""
+    function: dict[str, Any] = {"name": tool.name}
+    if tool.description is not None:
+        function["description"] = tool.description
+    if tool.parameters is not None:
+        function["parameters"] = json_or_string(tool.parameters)
+    if tool.strict is not None:
+        function["strict"] = tool.strict
     return {"type": "function", "function": function}
 
 

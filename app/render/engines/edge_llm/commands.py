@@ -1,0 +1,86 @@
+"""How to run TensorRT Edge-LLM with the playground's template: where it must sit.
+
+Edge-LLM reads no template from a flag or a request. Read at commit 83f5f76 of the
+public fork guswns531/TensorRT-Edge-LLM:
+
+- `tensorrt-edgellm-export CHECKPOINT_DIR ONNX_DIR` (tensorrt_edgellm/chat_template.py,
+  `write_chat_template`) copies the checkpoint's `chat_template.jinja` into
+  `ONNX_DIR/llm/`; only a checkpoint without that file has its template taken from
+  `chat_template.json`, `processor_config.json` or `tokenizer_config.json`, in that order.
+- `llm_build --onnxDir ONNX_DIR/llm --engineDir ENGINE_DIR` (cpp/builder/llmBuilder.cpp,
+  `copyTokenizerFiles`) copies `chat_template.jinja` beside the engine.
+- The runtime (`RuntimeCoordinator::initializeChatTemplate`) loads
+  `ENGINE_DIR/chat_template.jinja` with Inja when it starts, so an engine already built
+  takes a new template by replacing that file, without a rebuild.
+- `tensorrt-edgellm-serve CHECKPOINT_DIR` builds its engine from the checkpoint the same
+  way and caches it under a key that hashes the checkpoint's `.json`, `.model` and weight
+  files but not `chat_template.jinja` (experimental/server/runtime/engine_build.py), so a
+  cached engine keeps the old template unless the cache is cleared; it refuses a request
+  that offers tools with the default tool choice unless started with
+  `--enable-auto-tool-choice` (experimental/server/api/serving_chat.py).
+
+The placeholders are Edge-LLM's own names: its flags `--checkpointDir`, `--onnxDir` and
+`--engineDir`.
+"""
+
+from __future__ import annotations
+
+from app.render.command_line import (
+    HF_PLACEHOLDER,
+    TEMPLATE_FILE,
+    CommandContext,
+    CommandLine,
+    join,
+)
+
+#: The name Edge-LLM's export, builder and runtime read the template under.
+MODEL_TEMPLATE = "chat_template.jinja"
+CHECKPOINT_DIR, ONNX_DIR, ENGINE_DIR = "CHECKPOINT_DIR", "ONNX_DIR", "ENGINE_DIR"
+#: The server's flags: take the new template, and serve requests that offer tools.
+SERVE_FLAGS = ("--enable-auto-tool-choice", "--clear-engine-cache")
+#: Where a source build of Edge-LLM puts its engine builder (its Quick Start's path).
+LLM_BUILD = "./build/examples/llm/llm_build"
+
+_EXPORT_NOTE = (
+    "# tensorrt-edgellm-export copies the checkpoint's chat_template.jinja (it wins over a "
+    "chat_template in tokenizer_config.json) to ONNX_DIR/llm, llm_build copies it beside "
+    "the engine, and the runtime loads it from ENGINE_DIR"
+)
+_ENGINE_NOTE = (
+    "# An engine already built: the runtime loads ENGINE_DIR/chat_template.jinja when it "
+    "starts, so replacing it needs no rebuild"
+)
+_SERVE_NOTE = (
+    "# The server builds its engine from the checkpoint; its cache key leaves "
+    "chat_template.jinja out, so --clear-engine-cache makes it take the new template; "
+    "without --enable-auto-tool-choice it refuses requests that offer tools"
+)
+
+
+def command_lines(context: CommandContext, refusal: str | None) -> list[CommandLine]:
+    """Export, engine-folder and server forms; each starts with a warning comment when
+    Edge-LLM would not load the model (`refusal`, its reason)."""
+    files = {TEMPLATE_FILE: context.template}
+    into_checkpoint = join(["cp", TEMPLATE_FILE, f"{CHECKPOINT_DIR}/{MODEL_TEMPLATE}"])
+    download = []
+    if context.hf_id != HF_PLACEHOLDER:
+        download = [join(["hf", "download", context.hf_id, "--local-dir", CHECKPOINT_DIR])]
+    export = [
+        _EXPORT_NOTE,
+        *download,
+        into_checkpoint,
+        join(["tensorrt-edgellm-export", CHECKPOINT_DIR, ONNX_DIR]),
+        join([LLM_BUILD, "--onnxDir", f"{ONNX_DIR}/llm", "--engineDir", ENGINE_DIR]),
+    ]
+    engine = [_ENGINE_NOTE, join(["cp", TEMPLATE_FILE, f"{ENGINE_DIR}/{MODEL_TEMPLATE}"])]
+    serve = [
+        _SERVE_NOTE,
+        *download,
+        into_checkpoint,
+        join(["tensorrt-edgellm-serve", CHECKPOINT_DIR, *SERVE_FLAGS]),
+    ]
+    warning = [f"# Warning: {' '.join(refusal.split())[:500]}"] if refusal else []
+    return [
+        CommandLine("edge-llm", form, "\n".join([*warning, *lines]), files)
+        for form, lines in (("export", export), ("engine folder", engine), ("serve", serve))
+    ]
