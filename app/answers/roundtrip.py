@@ -45,6 +45,12 @@ class RoundTrip:
     #: Whether `at` falls in the history before the completion (else in the completion).
     in_history: bool = False
 
+    @property
+    def shared_context(self) -> int:
+        """How many characters of `expected` and `actual` come before `at` (the same on
+        both sides)."""
+        return min(self.at or 0, CONTEXT_CHARS)
+
     def to_json(self) -> dict[str, Any]:
         return {
             "reused": self.reused,
