@@ -68,7 +68,7 @@ def _case(name: str, case: dict[str, Any]) -> dict[str, Any]:
         "tools": case.get("tools"),
         "kwargs": case.get("kwargs") or {},
     }
-    for key in ("tool_choice", "no_reasoning_parser", "special_tokens", "prompt"):
+    for key in ("tool_choice", "no_reasoning_parser", "special_tokens", "prompt", "keep_ids"):
         if case.get(key) is not None:
             out[key] = case[key]
     return out

@@ -61,7 +61,7 @@ def _ours_tool(name: str, case: dict[str, Any]) -> dict[str, Any]:
     )
     return {
         "tools_called": found.tools_called,
-        "tool_calls": [[c.name, c.arguments] for c in found.tool_calls],
+        "tool_calls": [[c.name, c.arguments, c.id] for c in found.tool_calls],
         "content": found.content,
     }
 
@@ -87,7 +87,8 @@ def _fixture_cases(pattern: str) -> list[Any]:
 )
 def test_tool_parser_matches_vllm(parser: str, case: dict[str, Any]) -> None:
     """Our module returns what vLLM's parser class returned, field for field."""
-    assert _ours_tool(parser.split(":")[1], case) == _without_ids(case["vllm"])
+    ours = _ours_tool(parser.split(":")[1], case)
+    assert _without_ids(ours) == _without_ids(case["vllm"])
 
 
 @pytest.mark.parametrize(("parser", "case"), _fixture_cases("serve_*.json"))

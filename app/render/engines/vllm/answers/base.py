@@ -42,3 +42,19 @@ def tool_call_id(index: int, name: str) -> str:
     round trips are reproducible."""
     digest = hashlib.sha256(f"{index}:{name}".encode()).hexdigest()[:32]
     return f"chatcmpl-tool-{digest}"
+
+
+#: The characters of Mistral's tool-call ids (`MistralToolCall.generate_random_id`).
+_ALPHANUMERIC = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def mistral_tool_call_id(index: int, name: str) -> str:
+    """A stand-in for the random id vLLM's mistral parser gives a call (9 alphanumeric
+    characters, `MistralToolCall`; Mistral's templates refuse any other length), stable as
+    `tool_call_id` is."""
+    number = int(hashlib.sha256(f"{index}:{name}".encode()).hexdigest(), 16)
+    digits = []
+    for _ in range(9):
+        number, digit = divmod(number, len(_ALPHANUMERIC))
+        digits.append(_ALPHANUMERIC[digit])
+    return "".join(digits)
