@@ -13,6 +13,7 @@ time about linear in their length. The suggestion for each shared template is pi
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -107,6 +108,16 @@ def test_read_answer_matches_vllm_serve(parser: str, case: dict[str, Any]) -> No
     }
     assert ours == _without_ids(case["vllm"])
     assert answer.parser == (" + ".join(n for n in (tool, reasoning) if n != "none") or "none")
+
+
+def test_tool_call_ids_have_vllms_shape() -> None:
+    """The stand-in id has the shape of the random one vLLM 0.33.0 gave when recorded with
+    its id kept (`extra/id_shape`: `chatcmpl-tool-` and 16 hex digits, its random_uuid)."""
+    doc = json.loads((ANSWERS / "tool_hermes.json").read_text(encoding="utf-8"))
+    case = next(c for c in doc["cases"] if c["name"] == "extra/id_shape")
+    (theirs,) = [call[2] for call in case["vllm"]["tool_calls"]]
+    (ours,) = [call[2] for call in _ours_tool("hermes", case)["tool_calls"]]
+    assert re.sub("[0-9a-f]", "h", ours) == re.sub("[0-9a-f]", "h", theirs), (ours, theirs)
 
 
 def _vllm_test_cases() -> list[Any]:

@@ -37,10 +37,10 @@ class ReasoningExtraction:
 
 
 def tool_call_id(index: int, name: str) -> str:
-    """A stand-in for the random id vLLM gives a tool call (`chatcmpl-tool-` and 32 hex
-    digits): the same shape, but the same for the same call, so that pages, shares and
-    round trips are reproducible."""
-    digest = hashlib.sha256(f"{index}:{name}".encode()).hexdigest()[:32]
+    """A stand-in for the random id vLLM 0.33.0 gives a tool call (`chatcmpl-tool-` and 16
+    hex digits: its `random_uuid` keeps 64 bits): the same shape, but the same for the
+    same call, so that pages, shares and round trips are reproducible."""
+    digest = hashlib.sha256(f"{index}:{name}".encode()).hexdigest()[:16]
     return f"chatcmpl-tool-{digest}"
 
 
