@@ -20,8 +20,9 @@ parser raises, the answer is `{"exception": "Type: message"}` (the server answer
 
 Each case is `{"name", "text", "tools", "kwargs"}` and optionally `"tool_choice"`,
 `"no_reasoning_parser": true` (a `tool:` parser runs without a reasoning parser in front,
-which engine-based parsers are told), `"special_tokens"` (the tokenizer's special tokens)
-and `"prompt"` (the rendered prompt, whose ids the parser is told). The tokenizer is a
+which engine-based parsers are told), `"special_tokens"` (the tokenizer's special tokens),
+`"prompt"` (the rendered prompt, whose ids the parser is told) and `"keep_ids": true` (a
+tool parser's random ids kept, for a case that checks their shape). The tokenizer is a
 real Hugging Face tokenizer (`vllm.tokenizers.get_tokenizer` on a folder made here) whose
 vocabulary is `<unk>` and the job's marker tokens, each one token; its special tokens are
 the case's, else none. Text between markers encodes as `<unk>`.
@@ -116,7 +117,12 @@ def tool_answer(tokenizer: Any, name: str, case: dict[str, Any]) -> dict[str, An
     if case.get("no_reasoning_parser") and hasattr(parser, "skip_reasoning_parsing"):
         parser.skip_reasoning_parsing = True
     info = with_prompt(parser, tokenizer, case).extract_tool_calls(case["text"], request)
-    calls = [[c.function.name, c.function.arguments, call_id(c.id)] for c in info.tool_calls]
+    # A case that checks the shape of the random ids keeps them (`keep_ids`).
+    keep = case.get("keep_ids")
+    calls = [
+        [c.function.name, c.function.arguments, c.id if keep else call_id(c.id)]
+        for c in info.tool_calls
+    ]
     return {"tools_called": info.tools_called, "tool_calls": calls, "content": info.content}
 
 

@@ -39,6 +39,7 @@ from typing import Any
 
 from bench.vllm_answer_cases import MALFORMED, TOKENS, serve_cases, suggest_for_templates
 from tests.support import REPO
+from tests.support.vllm.expectations import meets
 
 CHILD = REPO / "bench" / "_vllm_parse.py"
 FIXTURES = REPO / "tests" / "support" / "vllm" / "answers"
@@ -67,7 +68,7 @@ def _case(name: str, case: dict[str, Any]) -> dict[str, Any]:
         "tools": case.get("tools"),
         "kwargs": case.get("kwargs") or {},
     }
-    for key in ("tool_choice", "no_reasoning_parser", "special_tokens", "prompt"):
+    for key in ("tool_choice", "no_reasoning_parser", "special_tokens", "prompt", "keep_ids"):
         if case.get(key) is not None:
             out[key] = case[key]
     return out
@@ -130,27 +131,6 @@ def run_vllm(venv: Path, jobs: list[dict[str, Any]]) -> tuple[dict, dict[tuple, 
     lines = [json.loads(line) for line in finished.stdout.splitlines() if line.startswith("{")]
     answers = {(line["parser"], line["name"]): line["vllm"] for line in lines[1:]}
     return lines[0]["versions"], answers
-
-
-def meets(expect: dict[str, Any], answer: dict[str, Any]) -> bool:
-    """Whether a tool parser's answer has the values a vLLM test expects (`names`, and
-    optionally `arguments` as JSON, `arguments_text` exactly, `content`, `ids`)."""
-    if "exception" in answer:
-        return False
-    calls = answer["tool_calls"]
-    checks = [
-        answer["tools_called"] == bool(expect["names"]),
-        [c[0] for c in calls] == expect["names"],
-    ]
-    if "arguments" in expect:
-        checks.append([json.loads(c[1]) for c in calls] == expect["arguments"])
-    if "arguments_text" in expect:
-        checks.append([c[1] for c in calls] == expect["arguments_text"])
-    if "content" in expect:
-        checks.append(answer["content"] == expect["content"])
-    if "ids" in expect:
-        checks.append([c[2] for c in calls] == expect["ids"])
-    return all(checks)
 
 
 def record_holds(parser: str, answers: dict[tuple, dict]) -> None:

@@ -133,6 +133,62 @@ def test_the_vllm_command_carries_the_parsers_in_force(client, qwen3):
     assert "reboot" not in unknown and "--tool-call-parser hermes" in unknown
 
 
+@needs_shared
+def test_a_mistral_tool_call_goes_round_with_vllms_9_character_id(client):
+    """vLLM's mistral parser gives a call a random 9-character id (MistralToolCall), and
+    Mistral's templates refuse any other; the round trip must render, not raise."""
+    template = (TEMPLATES_DIR / "Mistral-Small-3.2-24B-Instruct-2506.jinja").read_text("utf-8")
+    body = {
+        "template": template,
+        "messages": QUESTION,
+        "add_generation_prompt": True,
+        "special_tokens": {"bos_token": "<s>", "eos_token": "</s>"},
+        "engines": ["vllm"],
+    }
+    made = post(client, "/api/completion", {**body, "kind": "tool_call"}).get_json()
+    body |= {"tools": made["tools"], "completion": made["completion"]}
+    (entry,) = post(client, "/api/roundtrip", body).get_json()["engines"]
+    assert entry["parser"] == "mistral"
+    (call,) = entry["message"]["tool_calls"]
+    assert len(call["id"]) == 9 and call["id"].isalnum(), call
+    assert "length 9" not in entry["round_trip"]["reason"], entry["round_trip"]
+    assert entry["round_trip"]["reused"] is not None, entry["round_trip"]
+
+
+def test_the_llama_cpp_commands_carry_a_chosen_reasoning_format(client):
+    """A --reasoning-format picked for llama.cpp's parser goes on every llama-server and
+    llama-cli line that reads the answer with Jinja (the flag and its environment
+    variable, LLAMA_ARG_THINK in common/arg.cpp); the default `auto` adds nothing."""
+
+    def llama_commands(parsers: dict | None = None) -> dict[str, str]:
+        body = {"template": "{{ messages[0].content }}", "messages": QUESTION}
+        commands = post(client, "/api/command", {**body, "parsers": parsers or {}})
+        assert commands.status_code == 200, commands.get_json()
+        return {
+            f"{c['engine']} {c['form']}": c["command"]
+            for c in commands.get_json()["commands"]
+            # The program is under "engine"; the curl line asks a running server to render.
+            if c["engine"] in ("llama-server", "llama-cli") and c["form"] != "curl"
+        }
+
+    default = llama_commands()
+    assert default and not any("--reasoning-format" in c for c in default.values())
+    assert not any("LLAMA_ARG_THINK" in c for c in default.values())
+    for chosen in ("none", "deepseek"):
+        lines = llama_commands({"llama.cpp": {"reasoning_format": chosen}})
+        assert set(lines) == set(default)
+        for name, line in lines.items():
+            if name.endswith("env"):
+                assert f"LLAMA_ARG_THINK={chosen}" in line, line
+            elif name.endswith("builtin"):  # --no-jinja: a content-only reading
+                assert "--reasoning-format" not in line, line
+            else:
+                assert f"--reasoning-format {chosen}" in line, line
+    assert llama_commands({"llama.cpp": {"reasoning_format": "auto"}}) == default
+    unknown = llama_commands({"llama.cpp": {"reasoning_format": "$(reboot)"}})
+    assert unknown == default
+
+
 def test_transformers_reads_with_the_response_template_of_uploaded_files(client):
     import io
 

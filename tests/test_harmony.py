@@ -57,6 +57,16 @@ def test_same_as_openai_harmony(case: dict, mode: str) -> None:
         assert got == expected
 
 
+def test_every_upstream_test_is_a_case_or_skipped_with_a_reason() -> None:
+    """openai-harmony's tests/test_harmony.py, test by test: a case here, or a reason."""
+    document = json.loads((HERE / "cases.json").read_text())
+    extracted = {case["test"].split("[")[0] for case in CASES}
+    skipped = document["skipped"]
+    assert extracted | set(skipped) == set(document["upstream_tests"])
+    assert not extracted & set(skipped)
+    assert all(len(reason) > 30 for reason in skipped.values())
+
+
 def test_every_case_recorded() -> None:
     names = {c["name"] for c in RECORDED}
     assert {f"harmony_test/{c['name']}" for c in CASES} <= names

@@ -55,6 +55,18 @@ def test_qwen3_drops_the_reasoning_of_an_earlier_turn():
 
 
 @needs_shared
+def test_an_empty_thinking_block_read_as_whitespace_reasoning_is_said_to_be_dropped():
+    """vLLM's qwen3 parser returns `<think>\n\n</think>`'s reasoning as "\n\n"; Qwen3
+    drops the block from an earlier turn, which is the reason, not "whitespace differs"."""
+    template = shared_template("Qwen-Qwen3-0.6B.jinja")
+    completion = "<think>\n\n</think>\n\nParis."
+    answer = ParsedAnswer("qwen3", content="\n\nParis.", reasoning_content="\n\n")
+    result = trip(template, completion, answer)
+    assert result.reused is False
+    assert "drops the thinking block from the history" in result.reason, result.reason
+
+
+@needs_shared
 def test_arguments_written_back_with_other_spacing_break_the_prefix():
     template = shared_template("Qwen-Qwen2.5-7B-Instruct.jinja")
     completion = '<tool_call>\n{"name": "get_weather", "arguments": {"city":"Paris"}}\n</tool_call>'

@@ -21,6 +21,7 @@ import pytest
 
 from tests.support import REPO
 from tests.support.timing import cpu_seconds
+from tests.support.vllm.expectations import meets
 
 ANSWERS = REPO / "tests" / "support" / "vllm" / "answers"
 CASES = REPO / "tests" / "support" / "vllm" / "parser_cases"
@@ -102,22 +103,7 @@ def _meets(stem: str, expect: dict[str, Any], ours: dict[str, Any]) -> bool:
     """Whether an answer meets what vLLM's test asserts for it."""
     if stem.startswith("reasoning_"):
         return ours["reasoning"] == expect["reasoning"] and ours["content"] == expect["content"]
-    calls = ours["tool_calls"]
-    checks: list[Callable[[], bool]] = [
-        lambda: "xfail_in_test" not in expect,
-        lambda: expect.get("tools_called", ours["tools_called"]) == ours["tools_called"],
-        lambda: expect.get("names", [c[0] for c in calls]) == [c[0] for c in calls],
-        lambda: expect.get("arguments_text", [c[1] for c in calls]) == [c[1] for c in calls],
-        lambda: expect.get("ids", [c[2] for c in calls]) == [c[2] for c in calls],
-        lambda: "content" not in expect or expect["content"] == ours["content"],
-    ]
-    if "arguments" in expect:
-        try:
-            parsed = [json.loads(c[1]) for c in calls]
-        except ValueError:
-            return False
-        checks.append(lambda: parsed == expect["arguments"])
-    return all(check() for check in checks)
+    return meets(expect, ours)
 
 
 def _parser_cases() -> list[Any]:

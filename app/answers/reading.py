@@ -43,8 +43,10 @@ class EngineResponse:
     #: Why the reading (or the prompt it continues) failed: a limit, a template error.
     problem: TemplateProblem | None = None
     round_trip: RoundTrip | None = None
-    #: Whether its message differs from the first engine's that returned one.
+    #: Whether the view marks it as reading the completion differently
+    #: (`mark_disagreements`), and the engines whose message means something else.
     differs: bool = False
+    differs_from: tuple[str, ...] = ()
 
     @property
     def message_text(self) -> str:
@@ -63,6 +65,7 @@ class EngineResponse:
             "problem": None if self.problem is None else self.problem.to_json(),
             "round_trip": None if self.round_trip is None else self.round_trip.to_json(),
             "differs": self.differs,
+            "differs_from": list(self.differs_from),
         }
 
 
@@ -125,7 +128,7 @@ def read_completion(
         if round_trip and completion and reading.answer is not None:
             response.round_trip = _round_trip(engine, sent, completion, reading.answer, render)
         responses.append(response)
-    _mark_differences(responses)
+    mark_disagreements(responses)
     return Response(completion, responses)
 
 
@@ -165,8 +168,21 @@ def meaning(answer: ParsedAnswer) -> str:
     return json.dumps(said, sort_keys=True)
 
 
-def _mark_differences(responses: list[EngineResponse]) -> None:
-    """Mark the engines whose message means something else than the first one's."""
+def mark_disagreements(responses: list[EngineResponse]) -> None:
+    """Mark the engines whose message means something else than most engines' do.
+
+    Engines that read the completion are grouped by what their message means; every
+    engine outside the largest group is marked, and when two groups tie for largest
+    (two engines that disagree, say) there is no majority to stand for the runtime's
+    usual reading, so every reading engine is marked. Each marked engine names the
+    engines whose message means something else."""
     read = [(r, meaning(r.answer)) for r in responses if r.answer is not None]
+    sizes: dict[str, int] = {}
+    for _, said in read:
+        sizes[said] = sizes.get(said, 0) + 1
+    largest = max(sizes.values(), default=0)
+    majority = [said for said, size in sizes.items() if size == largest]
     for response, said in read:
-        response.differs = said != read[0][1]
+        if len(sizes) > 1 and (len(majority) > 1 or said != majority[0]):
+            response.differs = True
+            response.differs_from = tuple(r.engine_name for r, other in read if other != said)

@@ -45,6 +45,12 @@ class RoundTrip:
     #: Whether `at` falls in the history before the completion (else in the completion).
     in_history: bool = False
 
+    @property
+    def shared_context(self) -> int:
+        """How many characters of `expected` and `actual` come before `at` (the same on
+        both sides)."""
+        return min(self.at or 0, CONTEXT_CHARS)
+
     def to_json(self) -> dict[str, Any]:
         return {
             "reused": self.reused,
@@ -127,12 +133,15 @@ def _why(prompt: str, completion: str, next_prompt: str, at: int, answer: Parsed
         )
     written_back = next_prompt[len(prompt) :]
     thinking_ends = [completion.find(end, at - len(prompt)) for end in REASONING_ENDS]
-    if any(index >= 0 for index in thinking_ends) and not answer.reasoning_content:
+    # Reasoning that is only whitespace (vLLM's reading of an empty block) is no reasoning
+    # a template writes back: the block is dropped as an empty one is.
+    reasoning = (answer.reasoning_content or "").strip()
+    if any(index >= 0 for index in thinking_ends) and not reasoning:
         return (
             f"The template drops the thinking block from the history ({where}): the model "
             "wrote one (empty), the next prompt has the answer without it."
         )
-    if answer.reasoning_content and answer.reasoning_content.strip() not in written_back:
+    if reasoning and reasoning not in written_back:
         return (
             f"The template drops the reasoning from the history ({where}): the next "
             "prompt has the answer without the thinking the model wrote."

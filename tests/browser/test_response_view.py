@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import json
 import re
+import tempfile
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, expect
@@ -15,6 +17,9 @@ from tests.browser.library import load_library
 from tests.browser.test_axe import AXE, WIDTHS, open_page, show, violations
 
 pytestmark = pytest.mark.browser
+
+#: Where the main test leaves a picture of the Response view with the broken call.
+SCREENSHOT = Path(tempfile.gettempdir()) / "playground-response-view.png"
 
 
 def load_qwen3(page: Page) -> None:
@@ -30,15 +35,24 @@ def fill_completion(page: Page, label: str) -> None:
 
 
 def message_of(page: Page, engine: str) -> dict:
-    card = page.locator(f'.response[data-engine="{engine}"]')
-    expect(card.locator("pre.message")).to_be_visible()
-    return json.loads(card.locator("pre.message").text_content())
+    message = card(page, engine).locator("pre.message")
+    expect(message).to_be_visible()
+    return json.loads(message.text_content())
+
+
+def card(page: Page, engine: str):
+    return page.locator(f'.response[data-engine="{engine}"]')
 
 
 def test_parallel_tool_calls_read_by_llama_cpp_and_vllm(page: Page) -> None:
+    """The issue's Done-when, step by step: Qwen3 from the library, "parallel tool calls"
+    from the completion menu, two calls read by llama.cpp and by vLLM (hermes), each round
+    trip marked with its reason; then one call's JSON broken, and each runtime's actual
+    answer explained."""
     said: list[str] = []
     page.on("console", lambda message: said.append(message.text))
     load_qwen3(page)
+    expect(page.locator("#template-origin")).to_contain_text("qwen3")
     fill_completion(page, "parallel tool calls")
     expect(page.locator("#completion")).to_have_value(
         re.compile(r"<tool_call>[\s\S]*get_local_time")
@@ -48,17 +62,53 @@ def test_parallel_tool_calls_read_by_llama_cpp_and_vllm(page: Page) -> None:
     for engine in ("llama.cpp", "vllm"):
         calls = message_of(page, engine)["tool_calls"]
         assert [c["function"]["name"] for c in calls] == ["get_weather", "get_local_time"]
-    vllm = page.locator('.response[data-engine="vllm"]')
-    expect(vllm.locator("h2")).to_contain_text("hermes")
-    expect(vllm.locator(".round-trip")).to_contain_text("Next turn:")
-    expect(page.locator('.response[data-engine="tgi"] .no-parser')).to_contain_text("grammar")
+        assert [json.loads(c["function"]["arguments"]) for c in calls] == [{"city": "Paris"}] * 2
+    expect(card(page, "vllm").locator("h2")).to_contain_text("hermes")
+    expect(card(page, "llama.cpp").locator("h2")).to_contain_text("peg-native")
+    # vLLM's qwen3 reasoning parser returns the empty thinking block's "\n\n" as reasoning;
+    # llama-server returns none: two readings, no majority, both marked.
+    expect(card(page, "llama.cpp").locator(".differs-badge")).to_contain_text("vLLM")
+    expect(card(page, "vllm").locator(".differs-badge")).to_contain_text("llama.cpp")
+    # The round trip, with its reason: Qwen3 writes a thinking block back only for a
+    # message that has reasoning, so llama-server's answer loses the empty one.
+    llama_trip = card(page, "llama.cpp").locator(".round-trip")
+    expect(llama_trip).to_contain_text("Next turn: the cache is not reused.")
+    expect(llama_trip).to_contain_text("The template drops the thinking block from the history")
+    # Both sides of the first difference: "<t" is shared ("<think>", "<tool_call>").
+    expect(llama_trip.locator(".round-trip-sides .delete")).to_contain_text("</think>")
+    expect(llama_trip.locator(".round-trip-sides .insert")).to_contain_text("ool_call>")
+    vllm_trip = card(page, "vllm").locator(".round-trip")
+    expect(vllm_trip).to_contain_text("Next turn: the cache is reused.")
+    expect(vllm_trip).to_contain_text("The next prompt starts with this prompt and its completion")
+    expect(card(page, "tgi").locator(".no-parser")).to_contain_text("grammar")
+    page.click("#tab-analysis")
+    expect(page.locator("#round-trip-table")).to_contain_text("this prompt + completion")
+    page.click("#tab-response")
 
     # The JSON of the first call broken: each runtime's actual answer, explained.
     broken = page.locator("#completion").input_value().replace('"Paris"}}', '"Paris"}', 1)
     page.fill("#completion", broken)
-    for engine in ("llama.cpp", "vllm"):
-        card = page.locator(f'.response[data-engine="{engine}"]')
-        expect(card.locator(".answer-note, .answer-error").first).to_be_visible()
+    llama = card(page, "llama.cpp")
+    expect(llama.locator(".answer-error")).to_contain_text(
+        "does not match the expected peg-native format"
+    )
+    expect(llama.locator(".answer-note").last).to_contain_text(
+        "reads the completion only up to character 86 of 182"
+    )
+    expect(llama.locator(".round-trip")).to_contain_text("no message to send back")
+    vllm = card(page, "vllm")
+    expect(vllm.locator(".answer-note")).to_contain_text(
+        "`<tool_call>` block 1 is not valid JSON (Expecting ',' delimiter: line 3 column 1"
+    )
+    message = message_of(page, "vllm")
+    assert "tool_calls" not in message and "<tool_call>" in message["content"]
+    # Without a call the next turn is a question, and Qwen3 drops the (empty) thinking.
+    expect(vllm.locator(".round-trip")).to_contain_text(
+        "the cache is not reused. The template drops the thinking block from the history"
+    )
+    # caret="initial": hiding the caret sets style="" on every input, which htmx's next
+    # swap then copies onto the new #prompt-raw, and the CSP refuses (a test artifact).
+    page.locator("#view-response").screenshot(path=SCREENSHOT, caret="initial")
     # The page's code applies no inline style or script: the CSP forbids both.
     for view in ("tokens", "diff", "analysis", "command", "prompt"):
         page.click(f"#tab-{view}")

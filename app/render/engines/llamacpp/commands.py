@@ -14,6 +14,10 @@ Facts they rest on (llama.cpp `common/arg.cpp`, `common/chat.cpp`,
 - Environment variables: LLAMA_ARG_MODEL, LLAMA_ARG_JINJA, LLAMA_ARG_CHAT_TEMPLATE,
   LLAMA_ARG_CHAT_TEMPLATE_FILE, and for the kwargs LLAMA_ARG_CHAT_TEMPLATE_KWARGS (newer
   builds) or LLAMA_CHAT_TEMPLATE_KWARGS (older builds); the env form sets both.
+- `--reasoning-format` (environment variable LLAMA_ARG_THINK) is read by llama-server,
+  llama-cli and llama-completion; `auto` is its default. A format chosen in the Response
+  view goes on the lines that render with Jinja (with `--no-jinja` the answer is read as
+  plain content, whatever the flag says).
 - gguf-new-metadata reads a template file in Python's text mode, which turns CR and CRLF
   into LF; a GGUF should hold the exact text (llama.cpp renders it with its own engine),
   so a template with a CR goes inline.
@@ -63,13 +67,15 @@ def command_notes(facts: dict[str, Any]) -> dict[str, str]:
 def _program_forms(program: str, context: CommandContext, builtin: str | None) -> list[CommandLine]:
     template, model, kwargs_json = context.template, context.gguf, context.kwargs_json
     files = {TEMPLATE_FILE: template}
-    kwargs_args = ["--chat-template-kwargs", kwargs_json] if kwargs_json else []
+    reasoning = _reasoning_format(context)
+    extra = ["--chat-template-kwargs", kwargs_json] if kwargs_json else []
+    extra += ["--reasoning-format", reasoning] if reasoning else []
     # The file form first: it is the one to copy (a long template makes the inline form
     # unreadable, and some templates cannot be inline at all).
-    words = [program, "-m", model, "--jinja", "--chat-template-file", TEMPLATE_FILE, *kwargs_args]
+    words = [program, "-m", model, "--jinja", "--chat-template-file", TEMPLATE_FILE, *extra]
     entries = [CommandLine(program, "file", join(words), files)]
     if fits_one_argument(template):
-        words = [program, "-m", model, "--jinja", "--chat-template", template, *kwargs_args]
+        words = [program, "-m", model, "--jinja", "--chat-template", template, *extra]
         entries.append(CommandLine(program, "inline", join(words)))
     if builtin:
         # With Jinja on (the default of recent builds) the value of --chat-template is
@@ -88,8 +94,20 @@ def _program_forms(program: str, context: CommandContext, builtin: str | None) -
         # Renamed from LLAMA_CHAT_TEMPLATE_KWARGS: setting both serves old and new builds.
         assignments.append(assign("LLAMA_ARG_CHAT_TEMPLATE_KWARGS", kwargs_json))
         assignments.append(assign("LLAMA_CHAT_TEMPLATE_KWARGS", kwargs_json))
+    if reasoning:
+        assignments.append(assign("LLAMA_ARG_THINK", reasoning))
     entries.append(CommandLine(program, "env", " ".join([*assignments, program]), files))
     return entries
+
+
+def _reasoning_format(context: CommandContext) -> str | None:
+    """The `--reasoning-format` chosen for llama.cpp's parser, when it is not the default
+    (`auto`) and is one llama.cpp knows (anything else stays off the command line)."""
+    # Imported on use, as the engine imports the answer parser (it imports the engine).
+    from app.render.engines.llamacpp.answers import REASONING_CHOICES
+
+    chosen = context.parsers.get("llama.cpp", {}).get("reasoning_format")
+    return chosen if chosen in REASONING_CHOICES and chosen != "auto" else None
 
 
 def _curl(context: CommandContext) -> CommandLine:

@@ -154,7 +154,9 @@ def validate_transform(scope: str, transform: Any) -> None:
         and not PLACEHOLDER.fullmatch(transform)
     ):
         raise ValueError(
-            f"{scope}: transform string {transform!r} mixes a {{placeholder}} with literal text."
+            f"{scope}: transform string {transform!r} mixes a {{placeholder}} with literal text. "
+            'Use either a whole-string placeholder (e.g. "{content}") or a plain literal; '
+            "string interpolation is not supported."
         )
 
 

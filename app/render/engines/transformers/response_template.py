@@ -134,7 +134,9 @@ def _field(name: str, spec: Any) -> Field:
         if groups:
             raise ResponseTemplateError(
                 f"{scope}: open_pattern/close_pattern declares named group(s) {sorted(groups)}, "
-                "but the field has no 'transform'."
+                "but the field has no 'transform'. Named captures are only surfaced through a "
+                "'transform' template (where they appear alongside 'content'). Either add a "
+                "'transform' that uses the captures, or remove the named groups from the pattern."
             )
     return Field(
         name, open_re, close_re, content, spec.get("content_args", {}),

@@ -37,8 +37,24 @@ class ReasoningExtraction:
 
 
 def tool_call_id(index: int, name: str) -> str:
-    """A stand-in for the random id vLLM gives a tool call (`chatcmpl-tool-` and 32 hex
-    digits): the same shape, but the same for the same call, so that pages, shares and
-    round trips are reproducible."""
-    digest = hashlib.sha256(f"{index}:{name}".encode()).hexdigest()[:32]
+    """A stand-in for the random id vLLM 0.33.0 gives a tool call (`chatcmpl-tool-` and 16
+    hex digits: its `random_uuid` keeps 64 bits): the same shape, but the same for the
+    same call, so that pages, shares and round trips are reproducible."""
+    digest = hashlib.sha256(f"{index}:{name}".encode()).hexdigest()[:16]
     return f"chatcmpl-tool-{digest}"
+
+
+#: The characters of Mistral's tool-call ids (`MistralToolCall.generate_random_id`).
+_ALPHANUMERIC = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def mistral_tool_call_id(index: int, name: str) -> str:
+    """A stand-in for the random id vLLM's mistral parser gives a call (9 alphanumeric
+    characters, `MistralToolCall`; Mistral's templates refuse any other length), stable as
+    `tool_call_id` is."""
+    number = int(hashlib.sha256(f"{index}:{name}".encode()).hexdigest(), 16)
+    digits = []
+    for _ in range(9):
+        number, digit = divmod(number, len(_ALPHANUMERIC))
+        digits.append(_ALPHANUMERIC[digit])
+    return "".join(digits)

@@ -26,7 +26,7 @@ from app.render.engines.vllm.answers._state_machine import (
 )
 from app.render.engines.vllm.answers._state_machine import REASONING_END as R_END
 from app.render.engines.vllm.answers._state_machine import State as S
-from app.render.engines.vllm.answers.base import ToolExtraction, tool_call_id
+from app.render.engines.vllm.answers.base import ToolExtraction, mistral_tool_call_id
 
 NAME = "mistral"
 #: vLLM's constructor refuses a tokenizer without it.
@@ -103,7 +103,7 @@ def extract(
         if not name and not raw:
             continue
         arguments = fix_arguments(first_json(raw) if raw.strip() else "{}", tools, name)
-        calls.append(ToolCall(name, arguments, tool_call_id(len(calls), name)))
+        calls.append(ToolCall(name, arguments, mistral_tool_call_id(len(calls), name)))
     said = "".join(content)
     if calls or (names and not said.strip()):
         said = said.strip()

@@ -1,0 +1,146 @@
+"""The four suites of the real programs' own parse tests, extracted as data: what each
+holds, where it came from, which of the suite's tests run its cases, and every upstream
+test or case left out with its reason.
+
+`bench/extracted_suites.py` runs those tests and prints, per suite (and for vLLM per
+upstream test file), the cases extracted, run and passing, and the skipped ones with
+their reasons; `tests/test_extracted_suites.py` checks the bookkeeping.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tests.support import REPO
+
+SUPPORT = REPO / "tests" / "support"
+
+
+@dataclass
+class Suite:
+    """One extracted suite (`part` splits it by upstream test file)."""
+
+    name: str
+    #: The test functions that run its cases (`file::function`).
+    tests: tuple[str, ...]
+    #: Each extracted case: its part (the upstream file) and its id.
+    cases: list[tuple[str, str]] = field(default_factory=list)
+    #: Part -> what was left out (a test, a group of tests, or a case) -> why.
+    skipped: dict[str, dict[str, str]] = field(default_factory=dict)
+    #: Part -> cases extracted but not run (they are among `skipped`).
+    not_run: dict[str, int] = field(default_factory=dict)
+    #: Part -> the expectations the real program itself meets, where the data says
+    #: (vLLM's `holds_in_vllm_0_33_0`: ours must meet exactly those).
+    holds: dict[str, int] = field(default_factory=dict)
+
+    def parts(self) -> list[str]:
+        return list(dict.fromkeys([part for part, _ in self.cases] + list(self.skipped)))
+
+
+def _load(path: Path) -> dict[str, Any]:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def llama_cpp() -> Suite:
+    doc = _load(SUPPORT / "llamacpp" / "test_chat_parse_cases.json")
+    part = f"{doc['upstream_file']} (llama.cpp {doc['llama_cpp']})"
+    suite = Suite("llama.cpp", ("tests/test_llamacpp_answers.py::test_llama_cpp_test_chat_case",))
+    for case in doc["cases"]:
+        if "skipped" in case["verified"]:
+            why = (
+                "a partial parse (is_partial: the text of a stream cut short); the playground "
+                "reads a finished answer"
+                if case["verified"]["skipped"] == "partial"
+                else case["verified"]["skipped"]
+            )
+            suite.skipped.setdefault(part, {})[f"case {case['index']}"] = why
+            suite.not_run[part] = suite.not_run.get(part, 0) + 1
+        else:
+            suite.cases.append((part, f"{case['index']}:{case['template']}"))
+    return suite
+
+
+def _vllm_part(doc: dict[str, Any], item: dict[str, Any] | str) -> str:
+    if isinstance(item, dict) and item.get("file"):
+        return item["file"]
+    if isinstance(item, str) and item.split("::")[0].endswith(".py"):
+        return item.split("::")[0]
+    return doc["source"]["file"].split(" (")[0]
+
+
+def vllm() -> Suite:
+    suite = Suite(
+        "vLLM 0.33.0",
+        (
+            "tests/test_vllm_answers.py::test_vllm_own_test_cases",
+            "tests/test_vllm_answers_d.py::test_vllm_test_expectations",
+            "tests/test_vllm_answers_e.py::test_vllm_own_expectations",
+        ),
+    )
+    for path in sorted((SUPPORT / "vllm" / "parser_cases").glob("*.json")):
+        doc = _load(path)
+        for case in doc["cases"]:
+            part = _vllm_part(doc, case)
+            suite.cases.append((part, f"{path.stem}:{case['name']}"))
+            suite.holds[part] = suite.holds.get(part, 0) + bool(case["holds_in_vllm_0_33_0"])
+        for what, why in doc.get("skipped", {}).items():
+            part = _vllm_part(doc, what)
+            label = "the whole file" if what.endswith(".py") else what.split("::")[-1]
+            suite.skipped.setdefault(part, {})[label] = why
+    return suite
+
+
+def harmony() -> Suite:
+    doc = _load(SUPPORT / "harmony" / "cases.json")
+    part = f"{doc['upstream'].split(' ', 1)[1].split(' (')[0]} ({doc['version'].split(' (')[0]})"
+    suite = Suite("openai-harmony", ("tests/test_harmony.py::test_harmony_own_tests",))
+    suite.cases = [(part, case["name"]) for case in doc["cases"]]
+    suite.skipped[part] = dict(doc["skipped"])
+    return suite
+
+
+def transformers() -> Suite:
+    doc = _load(SUPPORT / "transformers" / "parse_response_cases.json")
+    part = f"tests/utils/test_chat_parsing.py (transformers {doc['transformers']})"
+    suite = Suite(
+        "transformers",
+        tuple(
+            f"tests/test_transformers_answers.py::{name}"
+            for name in (
+                "test_same_as_transformers",
+                "test_coerce_as_the_upstream_test_asserts",
+                "test_schema_types_as_the_upstream_test_asserts",
+                "test_tool_call_coercion_as_the_upstream_test_asserts",
+            )
+        ),
+    )
+    suite.cases = [(part, case["name"]) for case in doc["cases"] if "test" in case]
+    for kind in ("coerce", "schema_types", "tool_calls"):
+        entries = enumerate(doc["coercion"][kind])
+        suite.cases += [(part, f"{kind}:{entry['test']}:{i}") for i, entry in entries]
+    suite.skipped[part] = dict(doc["skipped"])
+    return suite
+
+
+def suites() -> list[Suite]:
+    return [llama_cpp(), vllm(), harmony(), transformers()]
+
+
+#: The part of a suite that holds the cases of our own its tests also run.
+OURS = "our own cases beside them (run by the same tests)"
+
+
+def part_of(suite: Suite, params: dict[str, Any]) -> str:
+    """The part of `suite` a test item with these parameters runs."""
+    case = params.get("case", {})
+    if suite.name == "vLLM 0.33.0":
+        # The parser's file: by `stem`, by tool parser `name`, else the Harmony cases.
+        stem = params.get("stem") or (f"tool_{params['name']}" if "name" in params else "harmony")
+        path = SUPPORT / "vllm" / "parser_cases" / f"{stem}.json"
+        return _vllm_part(_load(path), case)
+    if suite.name == "transformers" and isinstance(case, dict) and "name" in case:
+        return suite.parts()[0] if "test" in case else OURS
+    return suite.parts()[0]

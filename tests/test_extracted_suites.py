@@ -1,0 +1,47 @@
+"""The bookkeeping of the four extracted suites (`tests/support/extracted_suites.py`):
+every case has a part and an id of its own, every left-out test or case says why, and
+every vLLM parser-case file names the upstream file it came from."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.support import REPO
+from tests.support.extracted_suites import SUPPORT, Suite, part_of, suites
+
+SUITES = suites()
+
+
+@pytest.mark.parametrize("suite", SUITES, ids=lambda s: s.name)
+def test_cases_are_unique_and_reasons_are_sentences(suite: Suite) -> None:
+    ids = [case_id for _, case_id in suite.cases]
+    assert len(ids) == len(set(ids)) > 0
+    reasons = [why for part in suite.skipped.values() for why in part.values()]
+    assert reasons and all(len(why) > 30 for why in reasons), suite.name
+    for test in suite.tests:
+        path, name = test.split("::")
+        assert f"def {name}(" in (REPO / path).read_text(encoding="utf-8"), test
+
+
+def test_llama_cpp_cases_not_run_are_the_partial_ones() -> None:
+    (suite,) = [s for s in SUITES if s.name == "llama.cpp"]
+    doc = json.loads((SUPPORT / "llamacpp" / "test_chat_parse_cases.json").read_text("utf-8"))
+    ((part, skipped),) = suite.skipped.items()
+    assert suite.not_run == {part: len(skipped)} == {part: doc["counts"]["skipped"]}
+    assert len(suite.cases) == doc["counts"]["verified_equal"]
+
+
+def test_each_vllm_case_belongs_to_the_upstream_file_it_came_from() -> None:
+    (suite,) = [s for s in SUITES if s.name.startswith("vLLM")]
+    parts = suite.parts()
+    assert all(part.startswith("tests/") and part.endswith(".py") for part in parts), parts
+    assert "tests/tool_parsers/test_qwen3coder_tool_parser.py" in parts
+    doc = json.loads((SUPPORT / "vllm/parser_cases/tool_qwen3_coder.json").read_text("utf-8"))
+    by_file = {part_of(suite, {"name": "qwen3_coder", "case": case}) for case in doc["cases"]}
+    assert by_file == {
+        "tests/tool_parsers/test_qwen3xml_tool_parser.py",
+        "tests/tool_parsers/test_qwen3coder_tool_parser.py",
+    }
+    assert sum(suite.holds.values()) <= len(suite.cases)
