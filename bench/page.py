@@ -12,7 +12,8 @@ by Playwright against gunicorn, for the goals of the page (README, Benchmarks):
 "Updated" is two frames after the new output is swapped in, so layout, paint and what
 the page draws right after the swap count. `--repo OTHER_CHECKOUT` serves another
 checkout's code (read only) with the same browser steps, for before/after figures; that
-checkout needs its own npm assets (README, Benchmarks).
+checkout needs its own npm assets (README, Benchmarks). `--vocab FILE.gguf` loads a real
+vocabulary instead of the synthetic one, and `--words N` sizes the long prompt for it.
 """
 
 from __future__ import annotations
@@ -233,7 +234,7 @@ def scenarios(page: Page, vocab: Path, args: argparse.Namespace) -> None:
     def long() -> None:
         p = fresh()
         upload(p, vocab)
-        conversations = [long_conversation(WORDS_50K, turns=20, seed=k) for k in range(4)]
+        conversations = [long_conversation(args.words, turns=20, seed=k) for k in range(4)]
         pasted = pastes(p, conversations, timeout)
         report("50k tokens, paste to first render", pasted, 1000, net=False, since="the paste")
         in_template(p)
@@ -267,10 +268,16 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=120, help="seconds one edit may take")
     parser.add_argument("--repo", help="serve this checkout's code instead (read only)")
     parser.add_argument("--only", nargs="*", choices=["small", "messages", "long"])
+    parser.add_argument(
+        "--vocab", type=Path, help="a GGUF to load instead of the synthetic 150k vocabulary"
+    )
+    parser.add_argument(
+        "--words", type=int, default=WORDS_50K, help="words of prose in the long prompt"
+    )
     args = parser.parse_args()
     print(f"bench.page: {args.edits} edits per scenario, serving {args.repo or 'this checkout'}")
     with tempfile.TemporaryDirectory() as folder:
-        vocab = synthetic_vocab(Path(folder) / "synthetic-150k.gguf")
+        vocab = args.vocab or synthetic_vocab(Path(folder) / "synthetic-150k.gguf")
         env = {"PLAYGROUND_WORKERS": "1", "PLAYGROUND_THREADS": "4", "PYTHONDONTWRITEBYTECODE": "1"}
         with (
             running(Server(env, repo=args.repo)) as server,
