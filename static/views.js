@@ -82,6 +82,9 @@
     }
     if (!$("#problem", output)) return;
     views.forEach((view) => {
+      // A view made from the template alone, not from the failed render (the command
+      // lines, which also say when a program would not load the template), is current.
+      if (view.hasAttribute("data-current-on-error")) return;
       const from = kept[view.dataset.view];
       if (from && from.childNodes.length) kept[view.dataset.view] = showStale(view, from);
     });

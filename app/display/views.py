@@ -13,7 +13,7 @@ from typing import Any
 
 from app.analysis.analyze import Analysis
 from app.answers.reading import Response
-from app.problems import TemplateProblem
+from app.problems import LOAD_ERROR, TemplateProblem
 from app.render.command_line import CommandLine
 from app.sources.source import Source
 from app.sources.store import TokenizerUnavailable
@@ -141,6 +141,14 @@ class Outputs:
     #: Every engine's reading of the completion (Response and Analysis views), or why not.
     response: Response | None = None
     response_problem: TemplateProblem | None = None
+
+    @property
+    def commands_outlive_the_problem(self) -> bool:
+        """Whether the command lines stay current while the render failed: they come from
+        the template alone, and a program that would not load it (Edge-LLM) says so in
+        them; after any other problem the page keeps the last good ones, stale."""
+        problem = self.main.problem
+        return bool(self.commands) and problem is not None and problem.type == LOAD_ERROR
 
     def to_json(self) -> dict[str, Any]:
         """The page's JSON twin: the same state in, the same results out."""

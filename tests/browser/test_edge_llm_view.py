@@ -27,8 +27,11 @@ def test_firefunction_does_not_load_in_edge_llm_and_says_why_at_line_4(page: Pag
     expect(problem.locator(".problem-line")).to_have_text("line 4")
     page.click("#tab-command")
     # How to export with this template, after the warning: the template goes where
-    # Edge-LLM's export reads it, then the export and the engine build.
+    # Edge-LLM's export reads it, then the export and the engine build. The command lines
+    # are this template's, shown as they are: not a stale copy of the last good output.
     export = page.locator('pre.command[data-engine="edge-llm"][data-form="export"]')
+    expect(export).to_be_visible()
+    expect(page.locator("#view-command .stale-note")).to_have_count(0)
     expect(export).to_contain_text("# Warning: Edge-LLM would not load this model")
     expect(export).to_contain_text("cp template.jinja CHECKPOINT_DIR/chat_template.jinja")
     expect(export).to_contain_text("tensorrt-edgellm-export CHECKPOINT_DIR ONNX_DIR")
