@@ -27,6 +27,8 @@ from tests.support import REPO
 from tests.support.shared_data import TEMPLATES_DIR
 
 TEMPLATE = "Qwen-Qwen3-0.6B.jinja"
+#: What the playground knows of the model's name when Qwen3 comes from the library.
+MODEL_NAMES = ("qwen3",)
 #: transformers' own response template for Qwen3 (from its parse_response tests), so
 #: that the transformers engine has something to parse with.
 RESPONSE_TEMPLATES = REPO / "tests" / "support" / "transformers" / "parse_response_cases.json"
@@ -46,6 +48,10 @@ def cases(size: int) -> dict[str, str]:
         "hostile openers": "<tool_call>{" * (size // 12),
         "unclosed object": '<tool_call>\n{"name": "get_weather", "arguments": {"a": ['
         + "[" * (size - 60),
+        "function openers": "<function=get_weather>" * (size // 22),
+        "python call lines": "".join(
+            f'get_weather(city="Paris {i:05d}")\n' for i in range(size // 32)
+        ),
     }
 
 
@@ -82,7 +88,10 @@ def main() -> None:
         print(f"\n{name} ({len(completion):,} characters; a bare scan takes {floor:.2f} ms)")
         for engine in ENGINES.values():
             request = AnswerRequest(
-                replace(render, engine=engine.id), completion, response_template=response_template
+                replace(render, engine=engine.id),
+                completion,
+                response_template=response_template,
+                model_names=MODEL_NAMES,
             )
             reading = read_with(engine, request, DEFAULT_LIMITS)
             if reading.no_parser is not None:

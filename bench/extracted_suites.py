@@ -1,8 +1,9 @@
 """The real programs' own parse tests, as the suite runs them: `python -m bench.extracted_suites`.
 
-For each of the four extracted suites (llama.cpp's tests/test-chat.cpp, vLLM's parser
-tests, openai-harmony's tests, transformers' parse_response tests), and for vLLM per
-upstream test file: the cases extracted, how many the suite ran, how many passed, and
+For each of the five extracted suites (llama.cpp's tests/test-chat.cpp, vLLM's parser
+tests, openai-harmony's tests, transformers' parse_response tests, TensorRT Edge-LLM's
+server parser tests), and for vLLM and Edge-LLM per upstream test file: the cases
+extracted, how many the suite ran, how many passed, and
 every upstream test or case left out, with its reason (`tests/support/extracted_suites`).
 It runs the suite's tests for those cases in this process (pytest, one process, about
 half a minute); the figures are for the closing note of issue 23. `--brief` leaves out

@@ -41,7 +41,7 @@ def test_parse_answers_every_engine_with_its_parser_or_what_it_does_instead(clie
     assert answer.status_code == 200, answer.get_json()
     engines = {entry["engine"]: entry for entry in answer.get_json()["engines"]}
     assert list(engines) == list(ENGINES)
-    for engine in ("llama.cpp", "vllm"):
+    for engine in ("llama.cpp", "vllm", "edge-llm"):
         message = engines[engine]["message"]
         assert [c["function"]["name"] for c in message["tool_calls"]] == [
             "get_weather",
@@ -50,7 +50,9 @@ def test_parse_answers_every_engine_with_its_parser_or_what_it_does_instead(clie
         arguments = [json.loads(c["function"]["arguments"]) for c in message["tool_calls"]]
         assert arguments == [{"city": "Paris"}, {"city": "Paris"}]
     assert engines["vllm"]["parser"].startswith("hermes")
-    for engine in ("tgi", "edge-llm", "transformers.js", "transformers"):
+    # No model name here (a typed template): Edge-LLM's auto takes its generic parser.
+    assert engines["edge-llm"]["parser"] == "generic"
+    for engine in ("tgi", "transformers.js", "transformers"):
         assert engines[engine]["message"] is None and engines[engine]["no_parser"], engine
     assert "round_trip" not in engines["vllm"]
 
@@ -74,11 +76,15 @@ def test_broken_json_is_explained_not_a_500(client, parallel):
     answer = post(client, "/api/parse", {**parallel, "completion": broken})
     assert answer.status_code == 200, answer.get_json()
     engines = {entry["engine"]: entry for entry in answer.get_json()["engines"]}
-    for engine in ("llama.cpp", "vllm"):
+    for engine in ("llama.cpp", "vllm", "edge-llm"):
         entry = engines[engine]
         assert entry["problem"] is None, entry
         said = " ".join(entry["notes"]) + (entry["error"] or "")
         assert said, f"{engine} says nothing about the broken call"
+    # Edge-LLM keeps the call it reads and returns the broken block as content.
+    edge = engines["edge-llm"]
+    assert [c["function"]["name"] for c in edge["message"]["tool_calls"]] == ["get_local_time"]
+    assert "<tool_call>" in edge["message"]["content"] and "not valid JSON" in str(edge["notes"])
 
 
 def test_a_completion_over_the_limit_is_refused_naming_it(client):

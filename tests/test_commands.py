@@ -342,10 +342,19 @@ def test_edge_llm_downloads_the_model_it_is_given_first(workdir: Path):
     assert run_edge_llm(item["command"], workdir) == [
         ["hf", ["download", "Org/Model", "--local-dir", "CHECKPOINT_DIR"]],
         # Its engine cache is keyed without chat_template.jinja: cleared to take this one;
-        # and it serves the tools the playground's requests offer only when told to.
+        # it serves the tools the playground's requests offer only when told to; and it
+        # reads answers with the parsers the Response view reads with (its default: auto).
         [
             "tensorrt-edgellm-serve",
-            ["CHECKPOINT_DIR", "--enable-auto-tool-choice", "--clear-engine-cache"],
+            [
+                "CHECKPOINT_DIR",
+                "--enable-auto-tool-choice",
+                "--clear-engine-cache",
+                "--tool-call-parser",
+                "auto",
+                "--reasoning-parser",
+                "auto",
+            ],
         ],
     ]
     assert (workdir / "CHECKPOINT_DIR/chat_template.jinja").read_text() == "{{ x }}"

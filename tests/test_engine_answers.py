@@ -39,4 +39,4 @@ def test_each_option_defaults_to_one_of_its_choices(engine):
 
 def test_the_page_lists_the_parsers_of_the_engines_that_have_some():
     listed = {entry["id"] for entry in parser_choices()}
-    assert listed == {"llama.cpp", "vllm"}
+    assert listed == {"llama.cpp", "vllm", "edge-llm"}

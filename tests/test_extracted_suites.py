@@ -1,6 +1,7 @@
-"""The bookkeeping of the four extracted suites (`tests/support/extracted_suites.py`):
+"""The bookkeeping of the five extracted suites (`tests/support/extracted_suites.py`):
 every case has a part and an id of its own, every left-out test or case says why, and
-every vLLM parser-case file names the upstream file it came from."""
+every vLLM parser-case file names the upstream file it came from, and every test of
+Edge-LLM's two parser test files is a case or says why not."""
 
 from __future__ import annotations
 
@@ -45,3 +46,19 @@ def test_each_vllm_case_belongs_to_the_upstream_file_it_came_from() -> None:
         "tests/tool_parsers/test_qwen3coder_tool_parser.py",
     }
     assert sum(suite.holds.values()) <= len(suite.cases)
+
+
+def test_every_edge_llm_parser_test_is_a_case_or_skipped_with_its_reason() -> None:
+    (suite,) = [s for s in SUITES if s.name.startswith("TensorRT Edge-LLM")]
+    doc = json.loads((SUPPORT / "edge_llm/parser_cases.json").read_text("utf-8"))
+    used = {c["test"] for c in [*doc["cases"], *doc["request_cases"]]} | {doc["corpus"]["test"]}
+    skipped = {what.split(" (")[0] for what in doc["skipped"]}
+    for path, names in doc["upstream_tests"].items():
+        for name in names:
+            assert f"{path}::{name}" in used | skipped, name
+    texts = len(doc["corpus"]["texts"])
+    assert sum(suite.holds.values()) == len(doc["cases"]) + len(doc["request_cases"]) + texts
+    assert {part_of(suite, {"case": case}) for case in doc["cases"]} <= set(suite.parts())
+    assert part_of(suite, {"case": {"name": "corpus/3"}}) == part_of(
+        suite, {"case": {"test": doc["corpus"]["test"]}}
+    )

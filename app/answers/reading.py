@@ -102,9 +102,11 @@ def read_completion(
     response_template: dict[str, Any] | None = None,
     *,
     round_trip: bool = True,
+    model_names: tuple[str, ...] = (),
 ) -> Response:
     """Every engine's reading of `completion` after `request`'s prompt; `run(function,
-    *args)` runs a task in the sandbox pool (`SandboxPool.run`)."""
+    *args)` runs a task in the sandbox pool (`SandboxPool.run`); `model_names`, what is
+    known of the model's name (`AnswerRequest.model_names`)."""
 
     def render(sent: RenderRequest) -> Rendered:
         return run(render_in_worker, sent)
@@ -113,7 +115,7 @@ def read_completion(
     for engine in ENGINES.values():
         sent, _ = as_callers_send(engine, replace(request, engine=engine.id))
         options = parsers.get(engine.id, {})
-        answer = AnswerRequest(sent, completion or "", options, response_template)
+        answer = AnswerRequest(sent, completion or "", options, response_template, model_names)
         response = EngineResponse(engine.id, engine.name)
         try:
             reading: Reading = run(read_in_worker, answer)

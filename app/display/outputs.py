@@ -207,7 +207,21 @@ def response_of(
         pipeline.pool.run,
         template,
         round_trip=round_trip,
+        model_names=model_names(state, source),
     )
+
+
+def model_names(state: PlaygroundState, source: Source | None) -> tuple[str, ...]:
+    """What the playground knows of the model's name: its library entry, a loaded model's
+    name, architecture and file, and the repository it came from (a runtime may pick its
+    parser by the model, as Edge-LLM's `auto` does by the checkpoint)."""
+    names: list[object] = [state.library]
+    if source is not None:
+        origin = (state.source.origin if state.source is not None else None) or {}
+        metadata = source.metadata
+        names += [metadata.get("name"), metadata.get("architecture"), source.file_name]
+        names.append(origin.get("repo"))
+    return tuple(dict.fromkeys(name for name in names if isinstance(name, str) and name))
 
 
 def gguf_file(state: PlaygroundState) -> str | None:

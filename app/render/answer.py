@@ -56,6 +56,9 @@ class ParsedAnswer:
     #: The runtime's error when it answers one instead of a message (llama-server's
     #: "Failed to parse input" is an HTTP 500 to its client), else None.
     error: str | None = None
+    #: Whether its API leaves a null field out of the message instead of sending null
+    #: (Edge-LLM's server writes its response with pydantic's `exclude_none`).
+    omits_null: bool = False
 
     def __post_init__(self) -> None:
         # Notes and errors may quote the completion (the region that is not JSON, the
@@ -72,6 +75,8 @@ class ParsedAnswer:
         if self.error is not None:
             return None
         message: dict[str, Any] = {"role": "assistant", "content": self.content}
+        if self.content is None and self.omits_null:
+            del message["content"]
         if self.reasoning_content is not None:
             message["reasoning_content"] = self.reasoning_content
         if self.tool_calls:
@@ -127,6 +132,10 @@ class AnswerRequest:
     #: The source's `response_template` (the `tokenizer_config.json` key transformers'
     #: `parse_response` reads), when it has one.
     response_template: dict[str, Any] | None = None
+    #: What the playground knows of the model's name (its library entry, a loaded
+    #: model's name, architecture, file and repository), for a runtime that picks its
+    #: parser by the model rather than by the template.
+    model_names: tuple[str, ...] = ()
 
     def option(self, choices: tuple[ParserOption, ...], name: str) -> str:
         """The value of option `name`: the one asked for when it is one of its choices,

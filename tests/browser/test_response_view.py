@@ -20,6 +20,8 @@ pytestmark = pytest.mark.browser
 
 #: Where the main test leaves a picture of the Response view with the broken call.
 SCREENSHOT = Path(tempfile.gettempdir()) / "playground-response-view.png"
+#: Where the Edge-LLM test leaves a picture of its card with the two calls.
+EDGE_SCREENSHOT = Path(tempfile.gettempdir()) / "playground-response-edge-llm.png"
 
 
 def load_qwen3(page: Page) -> None:
@@ -114,6 +116,42 @@ def test_parallel_tool_calls_read_by_llama_cpp_and_vllm(page: Page) -> None:
         page.click(f"#tab-{view}")
         expect(page.locator(f"#view-{view}")).to_be_visible()
     assert [text for text in said if "Content Security Policy" in text] == []
+
+
+def test_edge_llm_reads_the_parallel_calls_as_its_server_does(page: Page) -> None:
+    """Qwen3 from the library, "parallel tool calls": TensorRT Edge-LLM's server reads the
+    two calls (its auto picks by the model's name, here the library's qwen3: hermes), keeps
+    the thinking block in the content (the request does not set enable_thinking) and
+    says so; with enable_thinking its qwen3 reasoning parser reads the thinking, and the
+    Command view's serve line carries the flags."""
+    load_qwen3(page)
+    fill_completion(page, "parallel tool calls")
+    page.click("#tab-response")
+    edge = card(page, "edge-llm")
+    expect(edge.locator("h2")).to_contain_text("TensorRT Edge-LLM")
+    expect(edge.locator("h2 code")).to_have_text("hermes")
+    message = message_of(page, "edge-llm")
+    calls = message["tool_calls"]
+    assert [c["function"]["name"] for c in calls] == ["get_weather", "get_local_time"]
+    assert [json.loads(c["function"]["arguments"]) for c in calls] == [{"city": "Paris"}] * 2
+    assert all(re.fullmatch(r"call_[0-9a-f]{24}", c["id"]) for c in calls)
+    assert message["content"].startswith("<think>") and "reasoning_content" not in message
+    # The library's Qwen3 loops over `messages | reverse`, which Edge-LLM's Inja does not
+    # know: its server would not start with it, and the reading says so first.
+    expect(edge.locator(".answer-note").first).to_contain_text("Edge-LLM would not load this model")
+    expect(edge.locator(".answer-note").nth(1)).to_contain_text("does not set enable_thinking")
+    expect(edge.locator(".parser-options")).to_contain_text("--reasoning-parser auto")
+    expect(edge.locator(".round-trip")).to_contain_text("Next turn:")
+    edge.scroll_into_view_if_needed()
+    edge.screenshot(path=EDGE_SCREENSHOT, caret="initial")
+    # Thinking on, asked in the request: its qwen3 parser (auto, by the model's name).
+    page.fill("#kwargs", '{"enable_thinking": true}')
+    expect(edge.locator("h2 code")).to_have_text("hermes + qwen3")
+    thought = message_of(page, "edge-llm")
+    assert (thought["reasoning_content"], thought["content"]) == ("\n\n", "\n\n\n")
+    page.click("#tab-command")
+    serve = page.locator('pre.command[data-engine="edge-llm"][data-form="serve"]')
+    expect(serve).to_contain_text("--tool-call-parser auto --reasoning-parser auto")
 
 
 def test_the_menu_and_the_view_work_from_the_keyboard(page: Page) -> None:

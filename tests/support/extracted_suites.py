@@ -1,4 +1,4 @@
-"""The four suites of the real programs' own parse tests, extracted as data: what each
+"""The five suites of the real programs' own parse tests, extracted as data: what each
 holds, where it came from, which of the suite's tests run its cases, and every upstream
 test or case left out with its reason.
 
@@ -125,8 +125,42 @@ def transformers() -> Suite:
     return suite
 
 
+EDGE_LLM = "TensorRT Edge-LLM 83f5f76"
+
+
+def _edge_part(item: str) -> str:
+    return f"{item.split('::')[0]} (Edge-LLM 83f5f76)"
+
+
+def edge_llm() -> Suite:
+    doc = _load(SUPPORT / "edge_llm" / "parser_cases.json")
+    suite = Suite(
+        EDGE_LLM,
+        tuple(
+            f"tests/test_edge_llm_answers.py::{name}"
+            for name in (
+                "test_edge_llm_own_test_cases",
+                "test_edge_llm_own_request_checks",
+                "test_same_as_edge_llm",
+            )
+        ),
+    )
+    for case in [*doc["cases"], *doc["request_cases"]]:
+        part = _edge_part(case["test"])
+        suite.cases.append((part, case["name"]))
+        suite.holds[part] = suite.holds.get(part, 0) + bool(case.get("holds_in_edge_llm", True))
+    corpus = _edge_part(doc["corpus"]["test"])
+    texts = len(doc["corpus"]["texts"])
+    suite.cases += [(corpus, f"corpus/{i}") for i in range(texts)]
+    # The corpus's expected readings are the program's own, recorded by running it.
+    suite.holds[corpus] = suite.holds.get(corpus, 0) + texts
+    for what, why in doc["skipped"].items():
+        suite.skipped.setdefault(_edge_part(what), {})[what.split("::")[-1]] = why
+    return suite
+
+
 def suites() -> list[Suite]:
-    return [llama_cpp(), vllm(), harmony(), transformers()]
+    return [llama_cpp(), vllm(), harmony(), transformers(), edge_llm()]
 
 
 #: The part of a suite that holds the cases of our own its tests also run.
@@ -143,4 +177,9 @@ def part_of(suite: Suite, params: dict[str, Any]) -> str:
         return _vllm_part(_load(path), case)
     if suite.name == "transformers" and isinstance(case, dict) and "name" in case:
         return suite.parts()[0] if "test" in case else OURS
+    if suite.name == EDGE_LLM:
+        if "test" in case:
+            return _edge_part(case["test"])
+        doc = _load(SUPPORT / "edge_llm" / "parser_cases.json")
+        return _edge_part(doc["corpus"]["test"]) if case["name"].startswith("corpus/") else OURS
     return suite.parts()[0]

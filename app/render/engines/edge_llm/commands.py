@@ -17,7 +17,9 @@ public fork guswns531/TensorRT-Edge-LLM:
   files but not `chat_template.jinja` (experimental/server/runtime/engine_build.py), so a
   cached engine keeps the old template unless the cache is cleared; it refuses a request
   that offers tools with the default tool choice unless started with
-  `--enable-auto-tool-choice` (experimental/server/api/serving_chat.py).
+  `--enable-auto-tool-choice` (experimental/server/api/serving_chat.py). Its line carries
+  the answer parsers the Response view reads with (`--tool-call-parser`,
+  `--reasoning-parser`: the ones chosen there, else `auto`, the server's default).
 
 The placeholders are Edge-LLM's own names: its flags `--checkpointDir`, `--onnxDir` and
 `--engineDir`.
@@ -32,6 +34,7 @@ from app.render.command_line import (
     CommandLine,
     join,
 )
+from app.render.engines.edge_llm.answers.reasoning import REASONING_CHOICES, TOOL_CHOICES
 
 #: The name Edge-LLM's export, builder and runtime read the template under.
 MODEL_TEMPLATE = "chat_template.jinja"
@@ -57,9 +60,25 @@ _SERVE_NOTE = (
 )
 
 
-def command_lines(context: CommandContext, refusal: str | None) -> list[CommandLine]:
+def parser_flags(chosen: dict[str, str]) -> list[str]:
+    """`--tool-call-parser` and `--reasoning-parser` as chosen (a value the server does
+    not know stays out: `auto`, its default, takes its place)."""
+    flags = []
+    for name, choices in (
+        ("tool_call_parser", TOOL_CHOICES),
+        ("reasoning_parser", REASONING_CHOICES),
+    ):
+        value = chosen.get(name)
+        flags += ["--" + name.replace("_", "-"), value if value in choices else "auto"]
+    return flags
+
+
+def command_lines(
+    context: CommandContext, refusal: str | None, parsers: dict[str, str] | None = None
+) -> list[CommandLine]:
     """Export, engine-folder and server forms; each starts with a warning comment when
-    Edge-LLM would not load the model (`refusal`, its reason)."""
+    Edge-LLM would not load the model (`refusal`, its reason); the server's carries the
+    answer parsers chosen (`parsers`, by option name)."""
     files = {TEMPLATE_FILE: context.template}
     into_checkpoint = join(["cp", TEMPLATE_FILE, f"{CHECKPOINT_DIR}/{MODEL_TEMPLATE}"])
     download = []
@@ -77,7 +96,9 @@ def command_lines(context: CommandContext, refusal: str | None) -> list[CommandL
         _SERVE_NOTE,
         *download,
         into_checkpoint,
-        join(["tensorrt-edgellm-serve", CHECKPOINT_DIR, *SERVE_FLAGS]),
+        join(
+            ["tensorrt-edgellm-serve", CHECKPOINT_DIR, *SERVE_FLAGS, *parser_flags(parsers or {})]
+        ),
     ]
     warning = [f"# Warning: {' '.join(refusal.split())[:500]}"] if refusal else []
     return [

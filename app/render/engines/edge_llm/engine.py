@@ -13,16 +13,19 @@ are Edge-LLM's errors. The loader, the context and the render are checked agains
 Edge-LLM's own code, recorded on the 68 shared templates
 (`tests/support/edge_llm/recorded.json`, made by running it once, outside the
 repository: see the README, Engines, edge-llm); the server's part against its source.
+Its server's reading of the model's answer (tool calls, reasoning) is `answers`.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 
 from app.problems import LOAD_ERROR, TemplateProblem
+from app.render.answer import AnswerRequest, ParsedAnswer, ParserOption
 from app.render.command_line import CommandContext, CommandLine
 from app.render.core import Engine, ModelFiles, Render, Rendered, RenderRequest
-from app.render.engines.edge_llm import commands
+from app.render.engines.edge_llm import answers, commands
 from app.render.engines.edge_llm.context import edge_context
 from app.render.engines.edge_llm.inja.render import (
     LoadError,
@@ -64,12 +67,6 @@ class EdgeLlmEngine(Engine):
     #: Its server takes OpenAI chat requests: clients send tool-call arguments as JSON text.
     openai_server = True
     command_rank = 30
-    no_parser = (
-        "TensorRT Edge-LLM's C++ runtime hands back the generated text; its OpenAI server "
-        "reads tool calls and reasoning with parsers of its own (--tool-call-parser, "
-        "--reasoning-parser), which the playground does not reproduce yet: the completion "
-        "is shown as it is."
-    )
 
     def render(self, request: RenderRequest, limits: RenderLimits) -> Rendered:
         """Load the template, shape the request and render, as Edge-LLM does."""
@@ -91,13 +88,32 @@ class EdgeLlmEngine(Engine):
             return {"edge_llm_load_error": {"message": problem.message, "line": problem.line}}
         return {"edge_llm_load_error": None}
 
+    def answer_options(self, request: RenderRequest) -> tuple[ParserOption, ...]:
+        """Its server's `--tool-call-parser` and `--reasoning-parser`, `auto` by default."""
+        return answers.parser_options()
+
+    def read_answer(self, answer: AnswerRequest, limits: RenderLimits) -> ParsedAnswer:
+        """The message its server returns: tool calls read first, then reasoning. With a
+        template Edge-LLM would not load its server never answers: the reading says so
+        first (it is still how the parser reads the text)."""
+        parsed = answers.read_answer(answer)
+        try:
+            loaded(answer.render.template, limits)
+        except TemplateProblem as problem:
+            said = (
+                f"{problem.message.rstrip('.')}, so its server would not start with this "
+                "template; with one it loads, its parser reads the completion as shown."
+            )
+            return replace(parsed, notes=(said, *parsed.notes))
+        return parsed
+
     def command_lines(self, context: CommandContext) -> list[CommandLine]:
         """How to export, or serve, a model with the template (`commands`), with a warning
         first when Edge-LLM would not load it: the model's refusal comes first, as in
         Edge-LLM's loader, which looks for named templates before it parses."""
         refused = context.facts.get("edge_llm_load_error") or {}
         refusal = context.facts.get("model_refusals", {}).get(self.id) or refused.get("message")
-        return commands.command_lines(context, refusal)
+        return commands.command_lines(context, refusal, context.parsers.get(self.id, {}))
 
     def model_refusal(self, model: ModelFiles) -> str | None:
         """Edge-LLM loads one default template: its loader and engine builder refuse
