@@ -206,6 +206,10 @@ def test_large_source_summaries_do_not_pile_up_in_the_web_process(live_server):
 # character outside the BMP (Python then spends four bytes on every character), and kept
 # most of that memory after the requests. A server of its own: what a process's heap
 # holds from earlier requests changes its growth (120 to 240 MB in the session's server).
+# Timing too: the web process frees an upload's buffers after it has answered, so on a
+# busy machine the next upload can arrive while the last one's are still held (about 157
+# MiB alone; 201 MiB once, beside the rest of the suite in parallel).
+@pytest.mark.timing
 def test_uploads_cost_the_web_process_a_few_copies_at_most():
     def upload(number: int) -> int:
         text = '{"x": "' + "x" * 40 * MiB + f'😀{number}"}}'
