@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from app.analysis.examples import EXAMPLES
-from app.errors import bounded_text
+from app.errors import bounded_lines
 from app.problems import TemplateProblem
 from app.render.client import as_callers_send, with_text_arguments
 from app.render.core import Rendered, RenderRequest
@@ -85,6 +85,11 @@ class MenuCompletion:
     tools: list[dict[str, Any]] | None = None
     #: Sentences on how it was taken (a history the template renders differently).
     notes: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        # A note may quote the template's generation prompt, which a template makes as
+        # long as it likes: cut here, as every sentence that leaves a task is.
+        object.__setattr__(self, "notes", bounded_lines(self.notes, "A note."))
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -196,11 +201,8 @@ def completion_of(
         start = max(common.rfind("\n"), common.rfind(">")) + 1
         opened = prompt[start:]
         notes.append(
-            bounded_text(
-                "The template writes the answer in the history without the generation "
-                f"prompt's {opened!r}, so the completion is what follows it there.",
-                "",
-            )
+            "The template writes the answer in the history without the generation prompt's "
+            f"{opened!r}, so the completion is what follows it there."
         )
     tail = with_message[start:]
     completion = tail[: end_of_turn(tail, special_tokens)]

@@ -11,12 +11,12 @@ same engine, compared with the prompt the completion continued.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from app.answers.roundtrip import RoundTrip, compare, next_request, sent_back, unchecked
-from app.errors import bounded_text
 from app.problems import TemplateProblem, limit_exceeded
 from app.render.answer import AnswerRequest, ParsedAnswer, ParserOption, Reading
 from app.render.client import as_callers_send
@@ -150,8 +150,7 @@ def _round_trip(
         prompt = render(request).prompt
         next_prompt = render(next_request(request, message)).prompt
     except TemplateProblem as problem:
-        reason = bounded_text(f"The next request does not render: {problem.message}", "")
-        return RoundTrip(None, reason)
+        return RoundTrip(None, f"The next request does not render: {problem.message}")
     return compare(prompt, completion, next_prompt, answer)
 
 
@@ -179,9 +178,7 @@ def mark_disagreements(responses: list[EngineResponse]) -> None:
     usual reading, so every reading engine is marked. Each marked engine names the
     engines whose message means something else."""
     read = [(r, meaning(r.answer)) for r in responses if r.answer is not None]
-    sizes: dict[str, int] = {}
-    for _, said in read:
-        sizes[said] = sizes.get(said, 0) + 1
+    sizes = Counter(said for _, said in read)
     largest = max(sizes.values(), default=0)
     majority = [said for said, size in sizes.items() if size == largest]
     for response, said in read:

@@ -14,6 +14,7 @@ import json
 from dataclasses import dataclass, replace
 from typing import Any
 
+from app.errors import bounded_text
 from app.render.answer import ParsedAnswer
 from app.render.core import RenderRequest
 from app.text import common_prefix_length
@@ -44,6 +45,11 @@ class RoundTrip:
     actual: str = ""
     #: Whether `at` falls in the history before the completion (else in the completion).
     in_history: bool = False
+
+    def __post_init__(self) -> None:
+        # A reason may quote a template's error, which may quote anything: cut here, as
+        # every sentence that leaves a task is.
+        object.__setattr__(self, "reason", bounded_text(self.reason, "No reason given."))
 
     @property
     def shared_context(self) -> int:
