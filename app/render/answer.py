@@ -12,6 +12,7 @@ Everything here is plain data: it crosses from a sandbox worker to the web proce
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,6 +20,12 @@ from app.errors import bounded_lines, bounded_text
 from app.problems import limit_exceeded
 from app.render.core import Engine, RenderRequest
 from app.render.limits import RenderLimits
+
+
+def stable_digest(index: int, name: str) -> str:
+    """The hex digest that stands in for a runtime's random tool-call id: the same for the
+    same call (its place and name), so that pages, shares and round trips reproduce."""
+    return hashlib.sha256(f"{index}:{name}".encode()).hexdigest()
 
 
 @dataclass(frozen=True)

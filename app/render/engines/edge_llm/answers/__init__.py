@@ -20,9 +20,13 @@ not reused.
 
 from __future__ import annotations
 
-import hashlib
-
-from app.render.answer import AnswerRequest, ParsedAnswer, ParserOption, ToolCall
+from app.render.answer import (
+    AnswerRequest,
+    ParsedAnswer,
+    ParserOption,
+    ToolCall,
+    stable_digest,
+)
 from app.render.engines.edge_llm.answers.calls import Call, ServerFailure, tools_of
 from app.render.engines.edge_llm.answers.notes import IM_END, Setting, notes
 from app.render.engines.edge_llm.answers.parse import parse
@@ -63,7 +67,7 @@ def parser_options() -> tuple[ParserOption, ...]:
 def call_id(index: int, name: str) -> str:
     """A stand-in for the random id Edge-LLM gives a call (`call_` and 24 hex digits of a
     uuid4): the same shape, the same for the same call, so pages and shares reproduce."""
-    return "call_" + hashlib.sha256(f"{index}:{name}".encode()).hexdigest()[:24]
+    return "call_" + stable_digest(index, name)[:24]
 
 
 def read_answer(answer: AnswerRequest) -> ParsedAnswer:

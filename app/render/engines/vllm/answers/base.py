@@ -8,10 +8,9 @@ left. Each parser here is one module reproducing one of vLLM's, named as vLLM re
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 
-from app.render.answer import ToolCall
+from app.render.answer import ToolCall, stable_digest
 
 
 @dataclass(frozen=True)
@@ -40,8 +39,7 @@ def tool_call_id(index: int, name: str) -> str:
     """A stand-in for the random id vLLM 0.33.0 gives a tool call (`chatcmpl-tool-` and 16
     hex digits: its `random_uuid` keeps 64 bits): the same shape, but the same for the
     same call, so that pages, shares and round trips are reproducible."""
-    digest = hashlib.sha256(f"{index}:{name}".encode()).hexdigest()[:16]
-    return f"chatcmpl-tool-{digest}"
+    return f"chatcmpl-tool-{stable_digest(index, name)[:16]}"
 
 
 #: The characters of Mistral's tool-call ids (`MistralToolCall.generate_random_id`).
@@ -52,7 +50,7 @@ def mistral_tool_call_id(index: int, name: str) -> str:
     """A stand-in for the random id vLLM's mistral parser gives a call (9 alphanumeric
     characters, `MistralToolCall`; Mistral's templates refuse any other length), stable as
     `tool_call_id` is."""
-    number = int(hashlib.sha256(f"{index}:{name}".encode()).hexdigest(), 16)
+    number = int(stable_digest(index, name), 16)
     digits = []
     for _ in range(9):
         number, digit = divmod(number, len(_ALPHANUMERIC))
