@@ -17,7 +17,7 @@ import pytest
 
 from app.budget import OverLimit
 from app.sources.remote import BUSY_RETRY_SECONDS
-from app.web import admission, slots
+from app.web import admission, guards, slots
 from app.web.factory import create_app
 from app.web.observability import ACCESS_LOGGER
 from app.web.slots import FetchSlots, Gate, fetch_slots_from_config, gate_from_config
@@ -303,7 +303,9 @@ def test_expensive_requests_count_and_cheap_ones_do_not(limited_app):
     held = doors.enter("127.0.0.1")  # the test client's address is at its limit now
     try:
         for method, path in EXPENSIVE:
-            answer = client.open(path, method=method, data={"template": "x"})
+            # Sent as each write must be: one that is not is a 415 before admission.
+            declared = guards.expected_type(path) or "application/x-www-form-urlencoded"
+            answer = client.open(path, method=method, data=b"{}", content_type=declared)
             assert answer.status_code == 429, (method, path)
             assert answer.headers["Retry-After"] == str(slots.RETRY_AFTER_SECONDS)
         for method, path in CHEAP + REMOTE:
@@ -313,6 +315,26 @@ def test_expensive_requests_count_and_cheap_ones_do_not(limited_app):
         assert other.status_code == 200
     finally:
         doors.leave(held)
+    assert doors.counts() == (0, 0)
+
+
+# Found by the round-3 attack review: a cross-site write from a browser whose address was
+# busy got admission's 503 (or 429) before the cross-site check's 403.
+def test_a_cross_site_write_is_403_before_any_admission_decision(limited_app):
+    doors = limited_app.extensions["admission"]
+    fetches = limited_app.extensions["fetch_slots"]
+    client = limited_app.test_client()
+    foreign = {"Origin": "https://evil.example", "Sec-Fetch-Site": "cross-site"}
+    held, _ = doors.enter("127.0.0.1"), fetches.enter("127.0.0.1")
+    try:
+        for method, path in EXPENSIVE + REMOTE:
+            if method == "GET":
+                continue
+            answer = client.open(path, method=method, data=b"{}", headers=foreign)
+            assert answer.status_code == 403, (method, path)
+    finally:
+        doors.leave(held)
+        fetches.leave("127.0.0.1")
     assert doors.counts() == (0, 0)
 
 

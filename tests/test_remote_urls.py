@@ -171,7 +171,12 @@ def test_refusals(client, remote_with, url, words):
      # RFC 8215's local-use NAT64 prefix puts the IPv4 address where its length says (at
      # /48, in bits 48-87): never public. Reserved and site-local IPv6 neither.
      ("64:ff9b:1:a9fe:a9:fe00:808:808", False), ("0:0:1::7f00:1", False), ("fec0::1", False),
-     ("64:ff9b::808:808", True), ("2002:808:808::", True)],
+     ("64:ff9b::808:808", True), ("2002:808:808::", True),
+     # Not public, though Python 3.11's `ipaddress` says global: RFC 9637's documentation
+     # prefix 3fff::/20, and the retired 6to4 relay anycast 192.88.99.0/24 (RFC 7526),
+     # also as 6to4 carries it.
+     ("3fff::1", False), ("3fff:fff:ffff::1", False), ("192.88.99.1", False),
+     ("2002:c058:6301::", False)],
 )  # fmt: skip
 def test_which_addresses_are_public(address, public):
     assert public_url.is_public(address) is public

@@ -54,6 +54,13 @@ TRANSLATED_PREFIXES = (
     ipaddress.ip_network("64:ff9b::/96"),
     ipaddress.ip_network("::ffff:0:0:0/96"),
 )
+#: Ranges that are not on the public internet although Python 3.11's `ipaddress` counts
+#: them as global (its tables are older than the registrations): RFC 9637's IPv6
+#: documentation prefix, and the 6to4 relay anycast prefix RFC 7526 retired.
+NOT_GLOBAL = (
+    ipaddress.ip_network("3fff::/20"),
+    ipaddress.ip_network("192.88.99.0/24"),
+)
 #: RFC 8215's local-use NAT64 prefix: a translator of the local network, which puts the
 #: IPv4 address where its own prefix length says (at /48, in bits 48-87). Never public.
 LOCAL_NAT64 = ipaddress.ip_network("64:ff9b:1::/48")
@@ -63,14 +70,14 @@ def is_public(address: str) -> bool:
     """Whether an address is on the public internet. An IPv6 address that carries an IPv4
     one (IPv4-mapped, IPv4-compatible, 6to4, NAT64, SIIT) counts as the IPv4 address it
     carries: `64:ff9b::a9fe:a9fe` reaches 169.254.169.254 on a NAT64 network. Reserved,
-    multicast and (IPv6) site-local addresses are not public, whatever `ipaddress` says
-    of them."""
+    multicast, (IPv6) site-local and `NOT_GLOBAL` addresses are not public, whatever
+    `ipaddress` says of them."""
     ip = ipaddress.ip_address(address.split("%", 1)[0])
     if isinstance(ip, ipaddress.IPv6Address):
         if ip in LOCAL_NAT64:
             return False
         ip = _carried_ipv4(ip) or ip
-    if ip.is_multicast or ip.is_reserved:
+    if ip.is_multicast or ip.is_reserved or any(ip in network for network in NOT_GLOBAL):
         return False
     return ip.is_global and not (isinstance(ip, ipaddress.IPv6Address) and ip.is_site_local)
 

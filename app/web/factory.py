@@ -43,8 +43,11 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
 
     observability.install(app)
 
-    from app.web import admission
+    from app.web import admission, guards
 
+    # After the access log's clock (a refused write is timed too), and before admission:
+    # a write from another site is refused as such (403), whatever the capacity.
+    guards.register(app)
     # After the access log's clock: a request's logged duration includes its wait.
     admission.register(app)
 
@@ -91,7 +94,6 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
         answers,
         api,
         errors,
-        guards,
         library,
         metrics,
         outputs,
@@ -111,6 +113,5 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     app.register_blueprint(page.blueprint)
     app.register_blueprint(metrics.blueprint)
     errors.register(app)
-    guards.register(app)  # after observability.install, so a refused write is timed too
     page.register_security_headers(app)
     return app
