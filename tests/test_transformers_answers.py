@@ -13,8 +13,10 @@ imported outright: the suite cannot skip itself.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
+import multiprocessing
 import re
 from typing import Any
 
@@ -251,3 +253,99 @@ def test_fuzz_same_as_transformers(seed: int) -> None:
         assert ("raises" in ours) == ("raises" in theirs), (name, text, prefix, theirs, ours)
         if "raises" not in theirs:
             assert ours == theirs, (name, text, prefix)
+
+
+# Found by the round-3 attack review: `repeats` with `join` concatenated every match onto
+# the text so far, and the `json` parser's `string_delims` searched the rest of the text
+# from every opener and then rewrote the whole text once per string it had taken out:
+# quadratic, 2.2 and 3.0 s before the sandbox's CPU limit stopped them. The template and
+# a text of each shape; the text's size grows with `n`.
+UNCLOSED_DELIMS = {
+    "start_anchor": "a",
+    "fields": {
+        "x": {
+            "open": "<x>",
+            "close": "</x>",
+            "content": "json",
+            "content_args": {"string_delims": [["<<", ">>"]]},
+        }
+    },
+}
+GROWING = {
+    "join": (TEMPLATES["join"], lambda n: ("<think>" + "a" * 40 + "</think>") * n),
+    "json strings": (
+        TEMPLATES["gemma4"],
+        lambda n: "<|tool_call>call:f{"
+        + ",".join(f'k{i}:<|"|>v<|"|>' for i in range(n))
+        + "}<tool_call|>",
+    ),
+    "unclosed string delimiters": (UNCLOSED_DELIMS, lambda n: "<x>" + "<<" * n + "</x>"),
+}
+
+
+@pytest.mark.parametrize("name", GROWING)
+def test_join_and_string_delimiters_read_as_transformers_in_linear_time(name: str) -> None:
+    template, text_of = GROWING[name]
+    theirs, ours = _both(template, text_of(40), "", None)
+    assert ours == theirs
+    small, big = text_of(4_000), text_of(16_000)
+
+    def cost(text: str) -> float:
+        def read() -> None:
+            with contextlib.suppress(ValueError):  # the unclosed strings are no JSON
+                parse(template, text, "")
+
+        return max(cpu_seconds(read, repeat=2), 1e-4)
+
+    scan = max(cpu_seconds(lambda: sum(1 for char in big if char == "<"), repeat=2), 1e-4)
+    # Four times the text: four times the time, where a quadratic reading takes sixteen.
+    assert cost(big) / cost(small) < 9
+    assert cost(big) < 100 * scan
+
+
+#: A field whose opener and closer both match empty text right here: transformers opens
+#: and closes it at the same place forever (its list of matches grows until memory runs
+#: out), so it never returns.
+ZERO_WIDTH = {
+    "start_anchor": "a",
+    "fields": {"x": {"open_pattern": "(?=<b)", "close_pattern": "(?=<b)", "repeats": True}},
+}
+
+
+def test_a_zero_width_open_and_close_pair_is_said_to_never_return() -> None:
+    found = answers.read_answer(_request(ZERO_WIDTH, "plain, then <b>"), DEFAULT_LIMITS)
+    assert found.parser == "parse_response" and found.content is None
+    assert found.error.startswith("parse_response never returns:")
+    assert "field 'x'" in found.error and "at character 12 of the completion" in found.error
+    # No loop until the CPU limit: a few milliseconds.
+    elapsed = cpu_seconds(
+        lambda: answers.read_answer(_request(ZERO_WIDTH, "<b>"), DEFAULT_LIMITS), repeat=1
+    )
+    assert elapsed < 0.5
+    # Where the patterns match nothing, it reads as any template does.
+    assert answers.read_answer(_request(ZERO_WIDTH, "no tags"), DEFAULT_LIMITS).error is None
+
+
+def _real_parse_in_child(template: dict, text: str) -> None:
+    """transformers' own parse_response, in a child with 1 GiB of memory at most."""
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+    real.parse_response(text, template, prefix="", tools=None)
+
+
+def test_transformers_itself_never_returns_there() -> None:
+    """What the error says is what transformers does: its reading of the same text is
+    still running after two seconds (or has run out of memory), where it reads the text
+    without the tag at once."""
+    context = multiprocessing.get_context("fork")
+    outcomes = []
+    for text in ("no tags", "plain, then <b>"):
+        child = context.Process(target=_real_parse_in_child, args=(ZERO_WIDTH, text))
+        child.start()
+        child.join(timeout=2.0)
+        outcomes.append("running" if child.is_alive() else child.exitcode)
+        child.kill()
+        child.join()
+    assert outcomes[0] == 0
+    assert outcomes[1] in ("running", 1)  # 1: a MemoryError, once its list filled 1 GiB

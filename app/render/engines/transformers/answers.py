@@ -16,7 +16,11 @@ from typing import Any
 
 from app.render.answer import AnswerRequest, ParsedAnswer, ParserOption, ToolCall
 from app.render.core import RenderRequest, render_with
-from app.render.engines.transformers.response_template import ResponseTemplateError, parse
+from app.render.engines.transformers.response_template import (
+    NeverReturns,
+    ResponseTemplateError,
+    parse,
+)
 from app.render.limits import RenderLimits
 
 PARSER = "parse_response"
@@ -79,6 +83,8 @@ def _prompt(answer: AnswerRequest, limits: RenderLimits) -> tuple[str, list[str]
 
 
 def _raised(error: BaseException) -> str:
+    if isinstance(error, NeverReturns):
+        return f"parse_response never returns: {error}"
     if isinstance(error, RecursionError):
         return "RecursionError: maximum recursion depth exceeded while decoding a JSON region"
     if isinstance(error, ResponseTemplateError):

@@ -24,6 +24,10 @@ def _text(text: str, args: dict) -> str:
     return text.strip() if args.get("strip", True) else text
 
 
+#: A string taken out by `_take_strings`, as it stands in the text meanwhile.
+_MARKER = re.compile(f"{LAX_OPEN}([0-9]+){LAX_CLOSE}")
+
+
 def _json(text: str, args: dict) -> Any:
     delims = args.get("string_delims", [])
     if delims and (LAX_OPEN in text or LAX_CLOSE in text):
@@ -32,17 +36,14 @@ def _json(text: str, args: dict) -> Any:
         )
     working, captured = text, []
     for open_d, close_d in delims:
-        pattern = re.escape(open_d) + r"(.*?)" + re.escape(close_d)
-
-        def keep(match: re.Match) -> str:
-            captured.append(match.group(1))
-            return f"{LAX_OPEN}{len(captured) - 1}{LAX_CLOSE}"
-
-        working = re.sub(pattern, keep, working, flags=re.DOTALL)
+        working = _take_strings(working, open_d, close_d, captured)
     if args.get("unquoted_keys", False):
         working = re.sub(r"(?<=[{,])(\w+):", r'"\1":', working)
-    for i, value in enumerate(captured):
-        working = working.replace(f"{LAX_OPEN}{i}{LAX_CLOSE}", json.dumps(value))
+    # Each marker once, as JSON text (transformers rewrites the whole text once per
+    # string, which is quadratic; a string's JSON text never holds a marker, so one
+    # pass gives the same text).
+    if captured:
+        working = _MARKER.sub(lambda m: json.dumps(captured[int(m[1])]), working)
     try:
         return json.loads(working)
     except json.JSONDecodeError as error:
@@ -56,6 +57,31 @@ def _json(text: str, args: dict) -> Any:
             "json: could not parse after dialect transforms.\n"
             f"Original: {text!r}\nTransformed: {working!r}\nError: {error}"
         ) from None
+
+
+def _take_strings(text: str, open_d: str, close_d: str, captured: list[str]) -> str:
+    """`re.sub(escape(open_d) + "(.*?)" + escape(close_d), marker, text, flags=DOTALL)` as
+    transformers writes it, each string taken out into `captured` and a marker left in its
+    place, in linear time: the regular expression searches the rest of the text from every
+    opener that has no closer after it, which is quadratic. With `str.find` the same
+    leftmost matches: once a closer is missing after an opener, it is missing after every
+    later one too, so the search stops."""
+    pattern = re.escape(open_d) + r"(.*?)" + re.escape(close_d)  # its errors, for bad delims
+    if not open_d and not close_d:
+        return re.sub(pattern, lambda m: _marker(m[1], captured), text, flags=re.DOTALL)
+    pieces, position = [], 0
+    while (start := text.find(open_d, position)) >= 0:
+        end = text.find(close_d, start + len(open_d))
+        if end < 0:
+            break
+        pieces += [text[position:start], _marker(text[start + len(open_d) : end], captured)]
+        position = end + len(close_d)
+    return "".join(pieces) + text[position:]
+
+
+def _marker(string: str, captured: list[str]) -> str:
+    captured.append(string)
+    return f"{LAX_OPEN}{len(captured) - 1}{LAX_CLOSE}"
 
 
 def _sub_parse(raw: str, value_parser: dict | None) -> Any:

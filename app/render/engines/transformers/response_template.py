@@ -185,10 +185,17 @@ def parse(spec: Any, text: str, prefix: str, tools: list[dict] | None = None) ->
     """transformers' `parse_response(text, spec, prefix=prefix, tools=tools)`: the message."""
     template = load(spec)
     params = _tool_params(tools)
-    buffer = (_after_last_anchor(template, prefix) if prefix else "") + text
+    rest = _after_last_anchor(template, prefix) if prefix else ""
+    buffer = rest + text
     output: dict[str, Any] = deepcopy(template.defaults)
     current, captures, body, opened, pos = template.implicit, {}, "", False, 0
     found: dict[int, re.Match | None] = {}  # each delimiter's next match, searched once
+    # The pieces of each `join` field, joined once at the end: transformers adds each
+    # match to the text so far, which copies it every time (quadratic).
+    joined: dict[str, list[str]] = {}
+    # The reading's states since the text last moved on: the same state twice at the
+    # same place is a loop that never ends.
+    seen: list[tuple] = []
 
     def close() -> None:
         nonlocal current, captures, body, opened
@@ -203,8 +210,7 @@ def parse(spec: Any, text: str, prefix: str, tools: list[dict] | None = None) ->
                         f"Field '{field.name}': 'join' requires each match to parse to a string, "
                         f"got {type(value).__name__}."
                     )
-                previous = output.get(current)
-                output[current] = value if previous is None else previous + field.join + value
+                _join(output, joined, current, field.join, value)
             elif field.repeats:
                 output.setdefault(current, []).append(value)
             else:
@@ -212,6 +218,8 @@ def parse(spec: Any, text: str, prefix: str, tools: list[dict] | None = None) ->
         current, captures, body, opened = template.implicit, {}, "", False
 
     while True:
+        if looping := _repeated(seen, (current, opened, body, tuple(captures.items()))):
+            raise _never_returns(looping, pos, len(rest))
         best = _earliest(template, current, buffer, pos, found)
         if best is None:
             if pos < len(buffer) and current is not None:
@@ -222,6 +230,8 @@ def parse(spec: Any, text: str, prefix: str, tools: list[dict] | None = None) ->
         kind, field, match = best
         if match.start() > pos and current is not None:
             body, opened = body + buffer[pos : match.start()], True
+        if match.end() > pos:
+            seen.clear()  # moved on
         pos = match.end()
         if kind == "open":
             close()
@@ -232,12 +242,55 @@ def parse(spec: Any, text: str, prefix: str, tools: list[dict] | None = None) ->
             close()
             if not had_content and match.start() == match.end():
                 break  # as transformers does: a zero-width close of an empty region stops it
+    for name, pieces in joined.items():
+        output[name] = "".join(pieces)
     missing = [n for n, f in template.fields.items() if not f.optional and n not in output]
     if missing:
         raise ResponseTemplateError(
             f"Required response_template fields missing from parsed output: {missing}"
         )
     return {k: v for k, v in output.items() if k in template.defaults or not _empty(v)}
+
+
+class NeverReturns(ResponseTemplateError):
+    """A reading that transformers would go on with forever: a field that opens and closes
+    at the same place, again and again (each time adding a match to its value, until
+    memory runs out)."""
+
+
+def _repeated(seen: list[tuple], state: tuple) -> str | None:
+    """The field that loops when the reading is back in a state (the open field, whether
+    it has begun, its text and captures) it was in at this very place, else None: what it
+    does next depends on nothing else, so it would repeat the steps since, forever. Only
+    empty matches keep it in place, so `seen` stays short."""
+    if state in seen:
+        return next(name for name, opened, *_ in seen if opened)
+    seen.append(state)
+    return None
+
+
+def _never_returns(field: str, pos: int, prompt_chars: int) -> NeverReturns:
+    where = (
+        f"at character {pos - prompt_chars} of the completion"
+        if pos >= prompt_chars
+        else f"in the prompt, {prompt_chars - pos} characters before the completion"
+    )
+    return NeverReturns(
+        f"field '{field}' opens and closes with empty matches {where}, again and again: "
+        "transformers never stops reading there (the field's value grows until memory "
+        "runs out)"
+    )
+
+
+def _join(output: dict, joined: dict[str, list[str]], name: str, glue: str, value: str) -> None:
+    """Add a match to a `join` field, as `previous + glue + value` would."""
+    if name in joined:
+        joined[name] += [glue, value]
+        return
+    previous = output.get(name)
+    # The first addition as transformers makes it: a default that is no string fails so.
+    output[name] = value if previous is None else previous + glue + value
+    joined[name] = [output[name]]
 
 
 def _earliest(
