@@ -275,9 +275,11 @@ GROWING = {
     "join": (TEMPLATES["join"], lambda n: ("<think>" + "a" * 40 + "</think>") * n),
     "json strings": (
         TEMPLATES["gemma4"],
-        lambda n: "<|tool_call>call:f{"
-        + ",".join(f'k{i}:<|"|>v<|"|>' for i in range(n))
-        + "}<tool_call|>",
+        lambda n: (
+            "<|tool_call>call:f{"
+            + ",".join(f'k{i}:<|"|>v<|"|>' for i in range(n))
+            + "}<tool_call|>"
+        ),
     ),
     "unclosed string delimiters": (UNCLOSED_DELIMS, lambda n: "<x>" + "<<" * n + "</x>"),
 }
