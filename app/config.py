@@ -39,14 +39,43 @@ SETTINGS = (
         int,
         "Characters a render may write, and a message read from a completion may hold.",
     ),
-    Setting("TEMPLATE_KB", 256, int, "Largest template source accepted (KiB)."),
+    Setting(
+        "TEMPLATE_KB",
+        256,
+        int,
+        "Largest template source accepted (KiB): a chat template (a larger one in an upload"
+        " is listed, not kept), or a response_template as JSON (a larger one gets 422).",
+    ),
+    Setting(
+        "RESPONSE_TEMPLATE_ITEMS",
+        10_000,
+        int,
+        "Values (objects, lists, strings, numbers) a tokenizer_config.json's response_template"
+        " may hold; more gets 422 naming the limit (real ones hold under 100).",
+    ),
+    Setting(
+        "SOURCE_SUMMARY_MB",
+        16,
+        float,
+        "Memory (MiB) the web process may hold for one source's summary (its templates,"
+        " special tokens, response template and names, measured as Python holds them); a"
+        " larger source gets 422 naming the limit.",
+    ),
+    Setting(
+        "WEB_SOURCES_MB",
+        64,
+        float,
+        "Memory (MiB) each web worker keeps for the summaries of recent sources, measured"
+        " the same way; the least recently used are dropped first (and read again from the"
+        " database when asked for).",
+    ),
     Setting("MAX_BODY_MB", 8, float, "Largest JSON request body (MiB); larger gets 413."),
     Setting(
         "JSON_DEPTH",
         64,
         int,
-        "Deepest nesting of lists and objects in a JSON body or field; deeper gets 400 naming"
-        " where.",
+        "Deepest nesting of lists and objects in a JSON body or field (400 naming where), or"
+        " in an uploaded JSON file (422).",
     ),
     Setting(
         "UPLOAD_MB",
@@ -314,9 +343,17 @@ def source_limits(config: Mapping[str, Any]) -> SourceLimits:
     return SourceLimits(
         array_items=int(config["GGUF_ARRAY_ITEMS"]),
         template_bytes=int(config["TEMPLATE_KB"]) * 1024,
+        json_depth=int(config["JSON_DEPTH"]),
+        response_template_items=int(config["RESPONSE_TEMPLATE_ITEMS"]),
+        summary_bytes=_megabytes(str(config["SOURCE_SUMMARY_MB"])),
         cache_bytes=int(config["SOURCE_MEMORY_MB"]) * 1024 * 1024 // 2,
         cache_entries=int(config["SOURCE_CACHE"]),
     )
+
+
+def web_sources_bytes(config: Mapping[str, Any]) -> int:
+    """What each web worker keeps of source summaries, in bytes."""
+    return _megabytes(str(config["WEB_SOURCES_MB"]))
 
 
 def max_body_bytes(config: Mapping[str, Any]) -> int:

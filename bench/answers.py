@@ -74,7 +74,8 @@ def main() -> None:
     parser.add_argument("--kb", type=int, default=100)
     args = parser.parse_args()
     template = (TEMPLATES_DIR / TEMPLATE).read_text(encoding="utf-8")
-    response_template = json.loads(RESPONSE_TEMPLATES.read_text("utf-8"))["templates"]["qwen3"]
+    templates = json.loads(RESPONSE_TEMPLATES.read_text("utf-8"))["templates"]
+    response_template = json.dumps(templates["qwen3"])  # kept as JSON text, as a source does
     render = RenderRequest(
         template=template,
         messages=[{"role": "user", "content": "What is the weather in Paris?"}],

@@ -22,10 +22,14 @@ def app(tmp_path_factory):
 
     Every test writes through it from one address, far faster than a client may, so its
     per-client write limits are off; tests/test_quota.py checks them on applications of
-    their own.
+    their own. So is the heavy-client rule: tests that run into a limit on purpose would
+    make that address heavy for a minute, and whichever test came next from it (the
+    files a test process gets vary) would find only one slot (test_admission.py checks
+    the rule on gates of its own).
     """
     data = tmp_path_factory.mktemp("data")
-    application = create_app({"TESTING": True, "DATA_DIR": str(data), **UNLIMITED_WRITES})
+    settings = {"TESTING": True, "DATA_DIR": str(data), "HEAVY_SLOTS": 4, **UNLIMITED_WRITES}
+    application = create_app(settings)
     yield application
     application.extensions["sandbox_pool"].close()
 

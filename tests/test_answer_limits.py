@@ -22,7 +22,8 @@ from app.render.answer import AnswerRequest
 from app.render.core import RenderRequest
 from app.render.limits import DEFAULT_LIMITS
 from app.render.pool import read_in_worker
-from tests.support import REPO
+from app.web.factory import create_app
+from tests.support import REPO, UNLIMITED_WRITES
 
 #: Characters of the hostile run: twice the default `PLAYGROUND_COMPLETION_KB`, which the
 #: tests lift to let it through.
@@ -152,7 +153,7 @@ def test_the_reading_is_cut_in_the_worker():
     # The function a sandbox worker runs: what it returns is what crosses to the web
     # process, so it must already be cut there.
     request = RenderRequest(QWEN3, [{"role": "user", "content": "Hi"}], engine="transformers")
-    answer = AnswerRequest(request, f"<tool_call>{RUN}</tool_call>", {}, JSON_CALLS)
+    answer = AnswerRequest(request, f"<tool_call>{RUN}</tool_call>", {}, json.dumps(JSON_CALLS))
     reading = read_in_worker(answer, DEFAULT_LIMITS)
     assert reading.answer is not None and reading.answer.error is not None
     assert len(reading.answer.error) <= MESSAGE_CHARS
@@ -233,15 +234,30 @@ def _copies(count: int) -> dict:
     return {**JSON_CALLS, "fields": {"content": {}, "tool_calls": tool_calls}}
 
 
+@pytest.fixture(scope="module")
+def roomy_app(tmp_path_factory):
+    """An application whose readings have 10 s of CPU time: writing 512 MB of JSON takes
+    one or two seconds, so with the default 2 s a busy machine met the CPU limit first."""
+    data = tmp_path_factory.mktemp("roomy")
+    application = create_app(
+        {"TESTING": True, "DATA_DIR": str(data), "CPU_SECONDS": 10, **UNLIMITED_WRITES}
+    )
+    yield application
+    application.extensions["sandbox_pool"].close()
+    application.extensions["source_workers"].close()
+
+
 @pytest.mark.parametrize(
     ("copies", "limit", "message"),
     [
         (300, "output_chars", "PLAYGROUND_OUTPUT_CHARS"),
-        (5000, "memory", "Reading the completion"),
+        # Two values a copy: under PLAYGROUND_RESPONSE_TEMPLATE_ITEMS (10,000).
+        (4900, "memory", "Reading the completion"),
     ],
 )
-def test_a_reading_larger_than_its_allowance_names_the_limit(client, copies, limit, message):
+def test_a_reading_larger_than_its_allowance_names_the_limit(roomy_app, copies, limit, message):
     # 200,000 characters written 300 times over came back: a 60 MB answer to /api/parse.
+    client = roomy_app.test_client()
     completion = f"<tool_call>{'y' * 200_000}</tool_call>"
     body = {**HI, "completion": completion, "source": load_source(client, _copies(copies))}
     answer = client.post("/api/parse", json={**body, "engines": ["transformers"]})

@@ -170,7 +170,8 @@ def _request(schema: dict | None, completion: str) -> AnswerRequest:
         messages=[{"role": "user", "content": "Hi"}],
         add_generation_prompt=True,
     )
-    return AnswerRequest(render, completion, response_template=schema)
+    kept = None if schema is None else json.dumps(schema)  # as the web process keeps it
+    return AnswerRequest(render, completion, response_template=kept)
 
 
 def test_read_answer_uses_the_rendered_prompt_as_prefix() -> None:

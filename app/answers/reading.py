@@ -99,7 +99,7 @@ def read_completion(
     completion: str | None,
     parsers: dict[str, dict[str, str]],
     run: Callable[..., Any],
-    response_template: dict[str, Any] | None = None,
+    response_template: str | None = None,
     *,
     round_trip: bool = True,
     model_names: tuple[str, ...] = (),

@@ -42,7 +42,7 @@ from app.render.command_line import CommandLine
 from app.render.engines import command_notes, get_engine, model_refusals
 from app.render.pool import SandboxPool
 from app.sources.source import Source
-from app.sources.store import SourceStore
+from app.sources.store import SourceRefused, SourceStore
 from app.state import PlaygroundState, SourceRef
 
 __all__ = ["Outputs", "PageLimits", "Pipeline", "build_outputs"]
@@ -63,8 +63,15 @@ class Pipeline:
     completion_kb: int = DEFAULT_COMPLETION_KB
 
     def source_of(self, state: PlaygroundState) -> Source | None:
-        """The state's source, its tokenizer built (tokens and vocabulary checks need it)."""
-        return self.store.get_built(state.source.id) if state.source else None
+        """The state's source, its tokenizer built (tokens and vocabulary checks need it);
+        None when it is gone, or refused by the limits in force (a share opens without
+        it, as it does once its source expired)."""
+        if state.source is None:
+            return None
+        try:
+            return self.store.get_built(state.source.id)
+        except SourceRefused:
+            return None
 
 
 def with_source_flags(state: PlaygroundState, source: Source | None) -> PlaygroundState:

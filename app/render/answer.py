@@ -137,8 +137,9 @@ class AnswerRequest:
     #: The engine's parser options by name; a missing one takes its default.
     options: dict[str, str] = field(default_factory=dict)
     #: The source's `response_template` (the `tokenizer_config.json` key transformers'
-    #: `parse_response` reads), when it has one.
-    response_template: dict[str, Any] | None = None
+    #: `parse_response` reads) as JSON text, when it has one: parsed by the engine that
+    #: reads it, in its sandbox worker.
+    response_template: str | None = None
     #: What the playground knows of the model's name (its library entry, a loaded
     #: model's name, architecture, file and repository), for a runtime that picks its
     #: parser by the model rather than by the template.

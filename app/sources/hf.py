@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
-from app.untrusted_json import JSONRefused, loads
+from app.untrusted_json import DEFAULT_MAX_DEPTH, JSONRefused, loads
 
 #: Special-token attributes of a transformers tokenizer, as they appear in its config.
 SPECIAL_TOKEN_NAMES = (
@@ -37,16 +37,18 @@ KNOWN_JSON_FILES = ("tokenizer_config.json", "chat_template.json", "tokenizer.js
 
 @dataclass
 class HFFileError(Exception):
-    """A file that cannot be read, named. (Not frozen: Python sets `__traceback__`.)"""
+    """A file that cannot be read, named; `limit` names the limit it ran into, if that is
+    why. (Not frozen: Python sets `__traceback__`.)"""
 
     file: str
     message: str
+    limit: str | None = None
 
     def __str__(self) -> str:
         return f"{self.file}: {self.message}"
 
     def __reduce__(self) -> tuple:
-        return (type(self), (self.file, self.message))
+        return (type(self), (self.file, self.message, self.limit))
 
 
 @dataclass
@@ -107,9 +109,9 @@ def canonical_files(files: Mapping[str, bytes]) -> bytes:
     return b"{" + b", ".join(items) + b"}"
 
 
-def _load_json(name: str, text: str) -> Any:
+def _load_json(name: str, text: str, max_depth: int = DEFAULT_MAX_DEPTH) -> Any:
     try:
-        return loads(text)
+        return loads(text, max_depth)
     except JSONRefused as error:
         raise HFFileError(name, error.message) from None
 
@@ -200,8 +202,8 @@ def templates_from_config_value(name: str, value: Any) -> dict[str, str]:
     raise HFFileError(name, "chat_template must be a string or a list of {name, template}")
 
 
-def _read_config(source: HFSource, text: str) -> dict[str, str]:
-    config = _load_json("tokenizer_config.json", text)
+def _read_config(source: HFSource, text: str, max_depth: int) -> dict[str, str]:
+    config = _load_json("tokenizer_config.json", text, max_depth)
     if not isinstance(config, dict):
         raise HFFileError("tokenizer_config.json", _NOT_AN_OBJECT)
     source.tokenizer_config = config
@@ -212,9 +214,9 @@ def _read_config(source: HFSource, text: str) -> dict[str, str]:
     return templates_from_config_value("tokenizer_config.json", config.get("chat_template"))
 
 
-def _read_legacy_json(text: str) -> str | None:
+def _read_legacy_json(text: str, max_depth: int) -> str | None:
     """The template of a legacy `chat_template.json`, which only a processor reads."""
-    data = _load_json("chat_template.json", text)
+    data = _load_json("chat_template.json", text, max_depth)
     if not isinstance(data, dict) or "chat_template" not in data:
         raise HFFileError("chat_template.json", "must be an object with a 'chat_template' field")
     template = data["chat_template"]
@@ -261,8 +263,9 @@ def _jinja_templates(files: Mapping[str, str]) -> dict[str, str]:
     return templates
 
 
-def read_hf_files(files: Mapping[str, str]) -> HFSource:
-    """Read uploaded files (path -> text); raises `HFFileError` naming the bad file."""
+def read_hf_files(files: Mapping[str, str], max_depth: int = DEFAULT_MAX_DEPTH) -> HFSource:
+    """Read uploaded files (path -> text); raises `HFFileError` naming the bad file (one
+    that nests deeper than `max_depth` among them)."""
     source = HFSource()
     by_name = {PurePosixPath(path).name: text for path, text in files.items()}
     unknown = [
@@ -278,11 +281,11 @@ def read_hf_files(files: Mapping[str, str]) -> HFSource:
         )
     templates: dict[str, str] = {}
     if "tokenizer_config.json" in by_name:
-        templates = _read_config(source, by_name["tokenizer_config.json"])
+        templates = _read_config(source, by_name["tokenizer_config.json"], max_depth)
     # The tokenizer's: template files replace the config's templates, all of them.
     templates = _jinja_templates(files) or templates
     if "chat_template.json" in by_name:
-        legacy = _read_legacy_json(by_name["chat_template.json"])
+        legacy = _read_legacy_json(by_name["chat_template.json"], max_depth)
         templates = _with_processor_template(templates, legacy, files)
     source.templates = templates
     if "tokenizer.json" in by_name:

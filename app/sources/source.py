@@ -9,12 +9,16 @@ bounded process may spend.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+import sys
+from dataclasses import dataclass, field, is_dataclass
 from typing import Any
 
 from app.errors import bounded_text
 from app.sources.gguf_model import GGUFSource
 from app.sources.hf import HFSource
+from app.sources.limits import SourceLimits
+
+MiB = 1 << 20
 
 
 def content_id(data: bytes) -> str:
@@ -85,9 +89,10 @@ class Source:
     #: Templates too large to render (over `PLAYGROUND_TEMPLATE_KB`): name -> bytes. They
     #: are left out of `templates`, so a hostile header cannot make every answer huge.
     oversized_templates: dict[str, int] = field(default_factory=dict)
-    #: `tokenizer_config.json`'s `response_template`: how transformers' `parse_response`
-    #: reads the model's answers (Hugging Face files only).
-    response_template: dict[str, Any] | None = None
+    #: `tokenizer_config.json`'s `response_template` as JSON text (`response_template.py`):
+    #: how transformers' `parse_response` reads the model's answers (Hugging Face files
+    #: only). Text, parsed only in the sandbox that reads an answer.
+    response_template: str | None = None
 
     @property
     def can_tokenize(self) -> bool:
@@ -153,9 +158,14 @@ def source_from_gguf(
 
 
 def source_from_hf(
-    source_id: str, files: HFSource, tokenizer: TokenizerInfo | None, template_bytes: int
+    source_id: str,
+    files: HFSource,
+    tokenizer: TokenizerInfo | None,
+    template_bytes: int,
+    response_template: str | None = None,
 ) -> Source:
-    """The summary of Hugging Face tokenizer files."""
+    """The summary of Hugging Face tokenizer files (`response_template`: the config's, as
+    kept: `response_template.kept_response_template`)."""
     templates, oversized = _fitting(files.templates, template_bytes)
     return Source(
         id=source_id,
@@ -167,14 +177,8 @@ def source_from_hf(
         tokenizer=tokenizer,
         metadata=_hf_metadata(files.tokenizer_config),
         oversized_templates=oversized,
-        response_template=_response_template(files.tokenizer_config),
+        response_template=response_template,
     )
-
-
-def _response_template(config: dict[str, Any]) -> dict[str, Any] | None:
-    """The config's `response_template`, when it is an object (transformers reads no other)."""
-    template = config.get("response_template")
-    return template if isinstance(template, dict) else None
 
 
 def _hf_metadata(config: dict[str, Any]) -> dict[str, Any]:
@@ -182,3 +186,55 @@ def _hf_metadata(config: dict[str, Any]) -> dict[str, Any]:
     versions of transformers wrote on saving): the page names the loaded model."""
     name = config.get("name_or_path")
     return {"name": name[:200]} if isinstance(name, str) and name.strip() else {}
+
+
+def summary_bytes(source: Source) -> int:
+    """The bytes a summary takes in the web process, as Python holds it: every object it
+    reaches (strings, dicts, lists, the dataclasses). Counting the characters alone missed
+    the rest: a hundred thousand one-letter special tokens take 10 MB. A string shared by
+    two places counts twice, so this errs on the large side; it sizes the children of a
+    container in one `map`, since the web process measures each summary it keeps."""
+    total, pending = 0, [source]
+    while pending:
+        value = pending.pop()
+        if isinstance(value, dict):
+            children = [*value.keys(), *value.values()]
+        elif isinstance(value, list | tuple):
+            children = list(value)
+        elif is_dataclass(value):
+            children = [value.__dict__]
+            total += sys.getsizeof(value)
+        else:
+            continue
+        total += sum(map(sys.getsizeof, children))
+        pending += [child for child in children if type(child) not in _LEAVES]
+    return total
+
+
+#: Values without parts of their own to count.
+_LEAVES = frozenset({str, int, float, bool, type(None)})
+
+
+#: What a summary's tokenizer description adds at most (its texts are cut where made).
+TOKENIZER_INFO_BYTES = 4096
+
+
+def summary_over(source: Source, limits: SourceLimits) -> str | None:
+    """Why the web process may not keep this source (its summary is over the bound),
+    measured in the source worker, so that it never reaches the web process; None when
+    it fits."""
+    held = summary_bytes(source) + TOKENIZER_INFO_BYTES
+    if held <= limits.summary_bytes:
+        return None
+    return (
+        "this source's summary (its templates, special tokens, response template and"
+        f" names) would take {held / MiB:,.1f} MiB in the web process; the limit is"
+        f" {limits.summary_bytes / MiB:g} MiB (PLAYGROUND_SOURCE_SUMMARY_MB)"
+    )
+
+
+def largest_kept_file(files: dict[str, str]) -> str:
+    """The file that most likely made a summary too large: the largest one a summary
+    keeps something of (tokenizer.json gives it only a description)."""
+    kept = [name for name in files if not name.endswith("tokenizer.json")] or list(files)
+    return max(kept, key=lambda name: len(files[name]))

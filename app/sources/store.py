@@ -29,7 +29,7 @@ from app.sources.caches import BoundedLRUCache
 from app.sources.gguf import IncompleteHeader
 from app.sources.hf import canonical_files
 from app.sources.service import SourceFailed, SourceWorkers
-from app.sources.source import BUILDING, FAILED, Source, TokenizerInfo
+from app.sources.source import BUILDING, FAILED, Source, TokenizerInfo, summary_bytes
 from app.sources.worker import Loaded, Refused, Tokenized, TokenRun, Unbuildable
 from app.storage import Database
 from app.tokens.vocab import Token
@@ -54,10 +54,12 @@ def _failed_to_run(future: Future) -> bool:
     return future.done() and future.exception() is not None
 
 
-#: Characters the summaries kept in memory may hold in all. A summary can hold most of
-#: its upload (a special token of 60 MB, hundreds of templates), so their number alone
-#: does not bound them; the newest one is kept whatever it holds.
-MEMORY_CHARS = 16 << 20
+#: Bytes the summaries kept in memory may take in all (`PLAYGROUND_WEB_SOURCES_MB`), as
+#: `summary_bytes` measures them: a summary can hold much of its upload (a special token
+#: of megabytes, hundreds of templates, a response template's text), so their number
+#: alone does not bound them. One summary is at most `PLAYGROUND_SOURCE_SUMMARY_MB`
+#: (refused in the source worker otherwise); the newest one is kept whatever it takes.
+MEMORY_BYTES = 64 << 20
 
 
 @dataclass
@@ -78,7 +80,7 @@ class SourceRefused(ApiError):
         if refused.type == "GGUFError":
             fields = {"offset": refused.offset, "limit": refused.limit}
         else:
-            fields = {"file": refused.file}
+            fields = {"file": refused.file, "limit": refused.limit}
         return {"type": refused.type, "message": refused.message, **fields}
 
 
@@ -144,8 +146,8 @@ class Keeper(Protocol):
 
 
 class SourceStore:
-    """Sources by id; thread-safe; at most `capacity` summaries kept in memory, holding
-    `memory_chars` characters in all."""
+    """Sources by id; thread-safe; at most `capacity` summaries kept in memory, taking
+    `memory_bytes` bytes in all (`summary_bytes`)."""
 
     def __init__(
         self,
@@ -154,7 +156,7 @@ class SourceStore:
         capacity: int = 64,
         on_lookup: Callable[[bool], None] | None = None,
         keeper: Keeper | None = None,
-        memory_chars: int = MEMORY_CHARS,
+        memory_bytes: int = MEMORY_BYTES,
     ) -> None:
         self.database = database
         self.workers = workers
@@ -164,7 +166,7 @@ class SourceStore:
         #: unused ones can expire (None: stored directly, kept forever).
         self.keeper = keeper
         self._memory: BoundedLRUCache[str, Source] = BoundedLRUCache(
-            maxsize=memory_chars, maxcount=capacity, getsizeof=summary_chars
+            maxsize=memory_bytes, maxcount=capacity, getsizeof=summary_bytes
         )
         self._failed: TTLCache[str, TokenizerUnavailable] = TTLCache(
             maxsize=FAILURES_KEPT, ttl=FAILURE_MEMORY_SECONDS, timer=time.monotonic
@@ -221,12 +223,19 @@ class SourceStore:
                 build.result()
         return self._current(source)
 
+    def memory_use(self) -> tuple[int, int]:
+        """The summaries kept in memory now: how many, and the bytes they take."""
+        with self._lock:
+            return len(self._memory), int(self._memory.currsize)
+
     def _unfinished_builds(self) -> int:
         with self._lock:
             return sum(not build.done() for build in self._builds.values())
 
     def get(self, source_id: str) -> Source | None:
-        """The source with this id, rebuilt from the database if not kept in memory."""
+        """The source with this id, rebuilt from the database if not kept in memory;
+        raises `SourceRefused` for a stored source the limits in force refuse (stored
+        under looser ones)."""
         if not _ID.fullmatch(source_id):
             return None
         if (known := self._remembered(source_id)) is not None:
@@ -248,6 +257,8 @@ class SourceStore:
             # (Refused again: stored by a version that read more than this one does.)
             why = refused.refused.message
             loaded = self.workers.load(stored.kind, stored.data, None, unbuilt=why)
+            if isinstance(loaded, Refused):
+                raise SourceRefused(loaded) from None
         if not isinstance(loaded, Loaded) or loaded.source.id != source_id:
             return None
         source = self._remember(loaded.source)
@@ -441,14 +452,6 @@ class SourceStore:
         with self._lock:
             self._memory[source.id] = source
         return source
-
-
-def summary_chars(source: Source) -> int:
-    """The characters of a summary's texts: what grows with what its upload holds."""
-    texts = [*source.templates.items(), *source.special_tokens.items()]
-    texts += [(key, str(value)) for key, value in source.metadata.items()]
-    texts += [(name, "") for name in source.oversized_templates]
-    return sum(len(name) + len(text) for name, text in texts)
 
 
 def _task_key(source_id: str, texts: list[str], flags: tuple[bool, bool]) -> str:

@@ -28,6 +28,7 @@ from app.sources.gguf import GGUFError, IncompleteHeader, read_header
 from app.sources.gguf_model import source_from_header
 from app.sources.hf import CUT_SHORT, HFFileError, check_json, read_hf_files
 from app.sources.limits import SourceLimits
+from app.sources.response_template import kept_response_template
 from app.sources.source import (
     BUILDING,
     FAILED,
@@ -35,8 +36,10 @@ from app.sources.source import (
     Source,
     TokenizerInfo,
     content_id,
+    largest_kept_file,
     source_from_gguf,
     source_from_hf,
+    summary_over,
 )
 from app.tokens.vocab import NOT_A_TOKENIZER_JSON, VocabTokenizer, tokenize_arrays
 
@@ -282,34 +285,38 @@ def _load_gguf(
         return header
     source_id = content_id(data[: header.kv_bytes])
     parsed = source_from_header(header, file_name)
+    source = source_from_gguf(
+        source_id, parsed, None, header.kv_bytes, file_name, limits.template_bytes
+    )
+    if (over := summary_over(source, limits)) is not None:
+        raise GGUFError(header.kv_bytes, over, "source_summary_mb")
     fields = header.fields
-    info = None
     model, pre = _name(parsed.tokenizer_model) or "", _name(parsed.tokenizer_pre)
     if parsed.vocab_size:
         described = TokenizerInfo(model, pre, parsed.vocab_size, None, None)
         build = lambda: VocabTokenizer.from_gguf_fields(fields)  # noqa: E731
-        info = _to_build(source_id, described, build, unbuilt, limits)
+        source.tokenizer = _to_build(source_id, described, build, unbuilt, limits)
     elif TOKENS_KEY in fields:
         reason = f"{TOKENS_KEY} is not a list of token texts"
-        info = TokenizerInfo(model, pre, 0, False, reason, state=FAILED)
-    source = source_from_gguf(
-        source_id, parsed, info, header.kv_bytes, file_name, limits.template_bytes
-    )
+        source.tokenizer = TokenizerInfo(model, pre, 0, False, reason, state=FAILED)
     return Loaded(source, header.kv_bytes)
 
 
 def _load_hf(data: bytes, limits: SourceLimits, unbuilt: str | None) -> Any:
     files = json.loads(data)  # bytes: one decoded copy fewer than decoding first
-    parsed = read_hf_files(files)
+    parsed = read_hf_files(files, limits.json_depth)
     source_id = content_id(data)
-    info = None
+    response_template = kept_response_template(parsed.tokenizer_config, limits)
+    source = source_from_hf(source_id, parsed, None, limits.template_bytes, response_template)
+    if (over := summary_over(source, limits)) is not None:
+        raise HFFileError(largest_kept_file(files), over, "source_summary_mb")
     if parsed.tokenizer_json is not None:
         text, config = parsed.tokenizer_json, parsed.tokenizer_config
         if unbuilt is None and not text.rstrip().endswith("}"):
             # Cheap to see before answering, unlike the JSON inside (read when it is
             # built): a file cut short, as a failed download is, is refused at once.
             raise HFFileError("tokenizer.json", CUT_SHORT)
-        info = _to_build(
+        source.tokenizer = _to_build(
             source_id,
             TokenizerInfo("", None, 0, None, None),
             lambda: VocabTokenizer.from_tokenizer_json(text, config),
@@ -317,7 +324,7 @@ def _load_hf(data: bytes, limits: SourceLimits, unbuilt: str | None) -> Any:
             limits,
             json_text=text,
         )
-    return Loaded(source_from_hf(source_id, parsed, info, limits.template_bytes), len(data))
+    return Loaded(source, len(data))
 
 
 def load_source(
@@ -344,7 +351,7 @@ def load_source(
     except GGUFError as error:
         value = Refused("GGUFError", error.message, offset=error.offset, limit=error.limit)
     except HFFileError as error:
-        value = Refused("HFFileError", str(error), file=error.file)
+        value = Refused("HFFileError", str(error), file=error.file, limit=error.limit)
     return Answer(value, _held())
 
 

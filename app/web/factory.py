@@ -9,7 +9,13 @@ from typing import Any
 from flask import Flask
 from werkzeug.middleware.proxy_fix import ProxyFix
 
-from app.config import load_settings, max_body_bytes, render_limits, source_limits
+from app.config import (
+    load_settings,
+    max_body_bytes,
+    render_limits,
+    source_limits,
+    web_sources_bytes,
+)
 from app.quota import QuotaSettings
 from app.shares.store import ShareStore
 from app.sources.library import DEFAULT_LIBRARY, Library
@@ -85,6 +91,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
         source_workers,
         on_lookup=observability.count_source_lookup,
         keeper=guard.sources,
+        memory_bytes=web_sources_bytes(app.config),
     )
 
     library_dir = app.config["LIBRARY_DIR"]

@@ -38,7 +38,7 @@ def parser_options(request: RenderRequest) -> tuple[ParserOption, ...]:
 def read_answer(answer: AnswerRequest, limits: RenderLimits) -> ParsedAnswer:
     """The message `tokenizer.parse_response(completion, prefix=prompt, tools=tools)`
     returns with the source's response template, or the exception it raises."""
-    template = answer.response_template
+    template = None if answer.response_template is None else json.loads(answer.response_template)
     if template is None or not any(mark in template for mark in TEMPLATE_MARKS):
         legacy = template is not None
         return ParsedAnswer(
