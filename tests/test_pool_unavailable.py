@@ -8,11 +8,13 @@ import operator
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from app.pool import PoolUnavailable, WorkerPool
+from app.problems import TemplateProblem
 from tests.support.pool_stubs import NeverAnswers
 
 BODY = {"template": "{{ messages[0].content }}", "messages": [{"role": "user", "content": "Hi"}]}
@@ -80,3 +82,24 @@ def test_a_server_started_under_nice_without_privileges_still_starts_its_workers
     total, worker_nice = finished.stdout.split()
     assert total == "3"
     assert int(worker_nice) >= 10
+
+
+# Found by bench/neighbours.py: when pebble stopped a task at the wall-clock backstop, its
+# future held pebble's TimeoutError, which `future.result(timeout=...)` raises at once, as
+# it raises its own "not yet": the caller took it for a slice of its wait and asked again,
+# spinning until its own deadline two seconds later. Under attack each CPU bomb thus cost
+# the web process 1.5 s of CPU with the GIL, and every other request waited behind it.
+def test_a_task_stopped_at_the_backstop_costs_its_caller_no_cpu():
+    pool = WorkerPool(cpu_seconds=0.1, memory_bytes=256 << 20, workers=1)
+    try:
+        started, cpu = time.monotonic(), time.thread_time()
+        with pytest.raises(TemplateProblem) as problem:
+            pool.run(time.sleep, 30)  # no CPU: only the wall-clock backstop stops it
+        waited, spent = time.monotonic() - started, time.thread_time() - cpu
+        assert problem.value.limit == "cpu_seconds"
+        assert "ran for more than" in problem.value.message
+        assert waited < pool.wall_seconds + 0.5 + 0.5  # no stuck grace waited out
+        assert spent < 0.1
+        assert pool.run(operator.add, 1, 2) == 3  # the pool goes on, its worker replaced
+    finally:
+        pool.close()
