@@ -41,6 +41,14 @@ def on_starting(server):
         stale.unlink()
 
 
+def when_ready(server):
+    """Say when the sandbox's priorities cannot work here (see app/pool/guard.py)."""
+    from app.pool.guard import priority_warning
+
+    if warning := priority_warning():
+        server.log.warning(warning)
+
+
 def child_exit(server, worker):
     """A worker is gone: drop its live gauges (its counters still count)."""
     from prometheus_client import multiprocess

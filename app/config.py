@@ -306,6 +306,14 @@ SETTINGS = (
         " hold together; they never wait (PLAYGROUND_THREADS or more: no such rule).",
     ),
     Setting(
+        "LIGHT_SLOTS",
+        1,
+        int,
+        "Expensive requests per worker kept for light clients (each of their requests in the"
+        " last minute used under 0.25 s of worker CPU), whose waiting requests also go first;"
+        " other clients may hold the rest (0: none kept).",
+    ),
+    Setting(
         "RESERVED_THREADS",
         2,
         int,

@@ -17,10 +17,10 @@ import pytest
 
 from app.budget import OverLimit
 from app.sources.remote import BUSY_RETRY_SECONDS
-from app.web import admission, guards, slots
+from app.web import admission, client_costs, guards, slots
 from app.web.factory import create_app
 from app.web.observability import ACCESS_LOGGER
-from app.web.slots import FetchSlots, Gate, fetch_slots_from_config, gate_from_config
+from app.web.slots import FetchSlots, Gate, Ticket, fetch_slots_from_config, gate_from_config
 
 
 def gate(**overrides: float) -> Gate:
@@ -32,6 +32,7 @@ def gate(**overrides: float) -> Gate:
     }
     settings.update(overrides)
     settings.setdefault("heavy_slots", settings["slots"])  # no heavy-client rule
+    settings.setdefault("light_slots", 0)  # no slot kept for light clients
     return Gate(**settings)  # type: ignore[arg-type]
 
 
@@ -68,9 +69,9 @@ def test_a_client_over_its_limit_gets_429_while_another_is_admitted():
     assert doors.counts() == (3, 0)
 
 
-def test_waiting_requests_get_freed_slots_in_arrival_order():
-    doors = gate(slots=1, queue=2)
-    first = doors.enter("a")
+def admitted_in_order(doors: Gate, held: Ticket, clients: list[str]) -> list[str]:
+    """The order in which `clients`, queued one after the other behind the request that
+    holds the one slot, get it once that one leaves."""
     order: list[str] = []
 
     def wait_for_slot(client: str) -> None:
@@ -78,16 +79,21 @@ def test_waiting_requests_get_freed_slots_in_arrival_order():
         order.append(client)
         doors.leave(ticket)
 
-    with ThreadPoolExecutor(2) as pool:
-        second = pool.submit(wait_for_slot, "b")
-        wait_until(lambda: doors.counts() == (1, 1))
-        third = pool.submit(wait_for_slot, "c")
-        wait_until(lambda: doors.counts() == (1, 2))
-        doors.leave(first)
-        second.result(timeout=5)
-        third.result(timeout=5)
-    assert order == ["b", "c"]
+    with ThreadPoolExecutor(len(clients)) as pool:
+        waiting = []
+        for number, client in enumerate(clients):
+            waiting.append(pool.submit(wait_for_slot, client))
+            wait_until(lambda n=number: doors.counts() == (1, n + 1))
+        doors.leave(held)
+        for future in waiting:
+            future.result(timeout=5)
     assert doors.counts() == (0, 0)
+    return order
+
+
+def test_waiting_requests_get_freed_slots_in_arrival_order():
+    doors = gate(slots=1, queue=2)
+    assert admitted_in_order(doors, doors.enter("a"), ["b", "c"]) == ["b", "c"]
 
 
 @pytest.mark.timing
@@ -137,8 +143,8 @@ def test_only_requests_that_ran_out_make_their_client_heavy():
 
 
 def test_heavy_clients_are_forgotten_in_time_and_kept_in_bounds(monkeypatch):
-    monkeypatch.setattr(slots, "HEAVY_SECONDS", 0.1)
-    monkeypatch.setattr(slots, "HEAVY_CLIENTS_KEPT", 3)
+    monkeypatch.setattr(client_costs, "HEAVY_SECONDS", 0.1)
+    monkeypatch.setattr(client_costs, "HEAVY_CLIENTS_KEPT", 3)
     doors = gate(slots=2, heavy_slots=1)
     for client in ("a", "b", "c", "d"):
         doors.leave(doors.enter(client), ran_out=True)
@@ -147,6 +153,106 @@ def test_heavy_clients_are_forgotten_in_time_and_kept_in_bounds(monkeypatch):
         assert doors._is_heavy(client)
     time.sleep(0.1)
     assert not any(doors._is_heavy(client) for client in ("b", "c", "d"))
+
+
+# Found by the round-3 review's bench (bench/neighbours.py): under bombs from 12 fresh
+# addresses a normal visitor's renders waited behind theirs in a first-come queue for
+# every slot (p99 80 to 125 times idle) and were even refused (503 queue_seconds).
+
+
+def make_light(doors: Gate, client: str) -> None:
+    """Cheap requests from `client`: it is light for ten minutes."""
+    for _ in range(client_costs.LIGHT_AFTER_REQUESTS):
+        doors.leave(doors.enter(client), cpu=0.01)
+
+
+def test_a_kept_slot_is_only_for_light_clients():
+    doors = gate(slots=2, queue=2, queue_seconds=0.1, light_slots=1)
+    make_light(doors, "visitor")
+    doors.enter("stranger")  # a client nobody knows yet: one of the other slots
+    refused = refusal(lambda: doors.enter("bomber"))  # only the kept slot is free
+    assert (refused.status, refused.limit) == (503, "queue_seconds")
+    assert doors.counts() == (1, 0)
+    doors.enter("visitor")  # the light client takes it at once
+    assert doors.counts() == (2, 0)
+
+
+def test_light_clients_go_first_when_requests_wait():
+    doors = gate(slots=1, queue=3)
+    make_light(doors, "visitor")
+    order = admitted_in_order(doors, doors.enter("bomber"), ["stranger", "visitor"])
+    assert order == ["visitor", "stranger"]
+
+
+def test_a_light_client_takes_the_place_of_another_in_a_full_queue():
+    doors = gate(slots=1, queue=2, queue_seconds=5.0)
+    make_light(doors, "visitor")
+    held = doors.enter("bomber")
+    outcomes: dict[str, object] = {}
+
+    def wait_for_slot(client: str) -> None:
+        try:
+            outcomes[client] = doors.enter(client)
+        except OverLimit as refused:
+            outcomes[client] = refused.limit
+
+    with ThreadPoolExecutor(3) as pool:
+        for number, client in enumerate(("stranger-1", "stranger-2")):
+            pool.submit(wait_for_slot, client)
+            wait_until(lambda n=number: doors.counts() == (1, n + 1))
+        visitor = pool.submit(wait_for_slot, "visitor")  # the queue is full
+        wait_until(lambda: outcomes.get("stranger-2") == "queue")  # the newest gave way
+        doors.leave(held)
+        visitor.result(timeout=5)
+        assert outcomes["visitor"].light  # admitted first, as a light client
+        doors.leave(outcomes["visitor"])
+        wait_until(lambda: "stranger-1" in outcomes)
+        doors.leave(outcomes["stranger-1"])
+    assert doors.counts() == (0, 0) and not doors._clients
+
+
+def test_a_request_that_costs_more_than_a_quarter_second_ends_lightness():
+    doors = gate(slots=2, queue=1, queue_seconds=0.1, light_slots=1)
+    make_light(doors, "visitor")
+    doors.leave(doors.enter("visitor"), cpu=0.4)  # costly, though not heavy
+    make_light(doors, "visitor")  # one cheap request does not make up for it
+    doors.enter("stranger")
+    refused = refusal(lambda: doors.enter("visitor"))
+    assert refused.limit == "queue_seconds"
+
+
+def test_requests_that_add_up_make_their_client_heavy():
+    # Each costs half a second: none alone is over the second a heavy request takes, but
+    # a client that keeps sending them (the review's pathological completions) is heavy.
+    doors = gate(slots=3, heavy_slots=1)
+    heavy = []
+    for _ in range(8):
+        ticket = doors.enter("reader")
+        heavy.append(ticket.heavy)
+        doors.leave(ticket, cpu=0.5)
+    assert heavy == [False] * 6 + [False, True]  # 3.5 s added up after the 7th
+    # A visitor whose analyses take most of a second, a few times, is not.
+    for _ in range(3):
+        doors.leave(doors.enter("visitor"), cpu=0.8)
+    assert not doors.enter("visitor").heavy
+
+
+def test_one_request_over_a_second_makes_its_client_heavy():
+    doors = gate(slots=2, heavy_slots=1)
+    doors.leave(doors.enter("a"), cpu=0.9)
+    assert not doors.enter("a").heavy
+    doors.leave(doors.enter("b"), cpu=1.1)
+    assert doors.enter("b").heavy
+
+
+def test_heavy_clients_leave_the_kept_slots_alone():
+    doors = gate(slots=3, queue=2, heavy_slots=2, light_slots=1)
+    for client in ("x", "y"):
+        doors.leave(doors.enter(client), ran_out=True)
+    doors.enter("x")
+    doors.enter("stranger")
+    refused = refusal(lambda: doors.enter("y"))  # a slot is free, but it is kept
+    assert refused.limit == "heavy_slots"
 
 
 def test_heavy_slots_as_many_as_slots_means_no_heavy_clients():
@@ -185,7 +291,7 @@ def test_never_more_admitted_than_slots_under_contention():
 
 @pytest.mark.parametrize(
     ("setting", "value"),
-    [("HEAVY_SLOTS", 0), ("HEAVY_SLOTS", -1), ("QUEUE", -1), ("THREADS", 0)],
+    [("HEAVY_SLOTS", 0), ("HEAVY_SLOTS", -1), ("QUEUE", -1), ("THREADS", 0), ("LIGHT_SLOTS", -1)],
 )
 def test_settings_out_of_range_name_their_variable(app, setting, value):
     with pytest.raises(ValueError, match=f"PLAYGROUND_{setting}"):

@@ -230,6 +230,27 @@ def test_a_long_render_drops_the_node_child_to_the_lowest_priority():
     renderer.stop()
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="coming back to nice 5 needs CAP_SYS_NICE here")
+def test_the_node_child_renders_at_its_task_s_priority():
+    """The child lives as long as its worker, across tasks: a task for a client that is
+    not light runs at the lowest priority, and so does the child while it renders for
+    it; a light client's next render finds the child back at the worker's priority."""
+    renderer = NodeRenderer(RenderLimits(cpu_seconds=10))
+    try:
+        renderer.render(ECHO, {"messages": HELLO}, None)
+        child = renderer._running().pid
+        worker = os.getpriority(os.PRIO_PROCESS, 0)
+        os.setpriority(os.PRIO_PROCESS, 0, 19)  # as the guard starts such a task
+        renderer.render(ECHO, {"messages": HELLO}, None)
+        assert _nice(child) == 19
+        os.setpriority(os.PRIO_PROCESS, 0, worker)  # the worker back at its own
+        renderer.render(ECHO, {"messages": HELLO}, None)
+        assert _nice(child) == worker
+    finally:
+        os.setpriority(os.PRIO_PROCESS, 0, 0)
+        renderer.stop()
+
+
 #: A process that starts a Node child, sets it looping and dies without a word.
 ABANDONING_PARENT = """
 import json, os, signal

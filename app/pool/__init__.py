@@ -31,6 +31,7 @@ from collections.abc import Callable
 from concurrent.futures import CancelledError, Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures.process import BrokenProcessPool
+from contextvars import ContextVar
 from types import MappingProxyType
 from typing import Any, TypeVar
 
@@ -59,6 +60,12 @@ HEALTH_CHECK_SECONDS = 0.25
 #: preload only what any worker may hold (the sandbox's Jinja), and load the rest in
 #: `warm_up`.
 _PRELOAD = {"app.pool.guard"}
+
+#: Whether the tasks asked for in this context are for a client that is not light (one
+#: nobody knows yet, or whose recent requests cost much): they run at the lowest CPU
+#: priority from their start (`guard.run_guarded`), so that a light client's short task
+#: goes first. Admission (`app.web.admission`) sets it for each request.
+lowest_priority: ContextVar[bool] = ContextVar("lowest_priority", default=False)
 
 #: Classes outside the project that an answer may hold.
 _PLAIN_GLOBALS = {
@@ -216,7 +223,7 @@ class WorkerPool:
         try:
             future = pool.schedule(
                 run_guarded,
-                args=(self.cpu_seconds, payload),
+                args=(self.cpu_seconds, payload, lowest_priority.get()),
                 timeout=self.wall_seconds + TRANSFER_GRACE_SECONDS,
             )
         except RuntimeError as error:  # pebble: "The Pool is not active", or its loops died

@@ -32,6 +32,13 @@ WORKER_NICE = 5
 _base_nice = [WORKER_NICE]
 #: A task still running after this many seconds drops to the lowest priority.
 DEMOTE_AFTER_SECONDS = 0.25
+#: The lowest priority (nice value).
+LOWEST_NICE = 19
+#: Whether this worker may come back to `_base_nice` after a task dropped it: with
+#: CAP_SYS_NICE, or an RLIMIT_NICE that allows it (see `can_come_back_to`).
+_comes_back = [False]
+#: Linux's number for CAP_SYS_NICE in a capability mask.
+CAP_SYS_NICE = 23
 
 
 class CpuTimeExceeded(BaseException):
@@ -50,11 +57,41 @@ def _virtual_memory_bytes() -> int:
 
 def _demote(signum: int, frame: Any) -> None:
     """A long task: let every short one go first."""
-    os.setpriority(os.PRIO_PROCESS, 0, 19)
+    os.setpriority(os.PRIO_PROCESS, 0, LOWEST_NICE)
+
+
+def can_come_back_to(nice: int) -> bool:
+    """Whether this process may lower its nice value to `nice` again once raised: it has
+    CAP_SYS_NICE, or its RLIMIT_NICE allows it (`20 - nice`: 15 for nice 5, which
+    Docker's `--ulimit nice=15` gives)."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NICE)
+    if soft == resource.RLIM_INFINITY or soft >= 20 - nice:
+        return True
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("CapEff:"):
+                return bool(int(line.split()[1], 16) >> CAP_SYS_NICE & 1)
+    return False
 
 
 def _out_of_cpu(signum: int, frame: Any) -> None:
     raise CpuTimeExceeded
+
+
+def priority_warning() -> str | None:
+    """What to tell the operator when workers started from this process could not come
+    back to their priority after a long task (None when they can)."""
+    nice = max(os.getpriority(os.PRIO_PROCESS, 0), WORKER_NICE)
+    if can_come_back_to(nice):
+        return None
+    return (
+        f"Sandbox workers run at nice {nice} and drop to {LOWEST_NICE} for long tasks and for"
+        " clients that are not light, but cannot come back: this process has neither"
+        f" CAP_SYS_NICE nor an RLIMIT_NICE of {20 - nice} or more. Tasks are then lowered"
+        " only once they run long, and a worker that ran one stays low, beside the bombs."
+        f" Give it the limit: `docker run --ulimit nice={20 - nice}`, or `ulimit -e"
+        f" {20 - nice}` (prlimit --nice) before starting the server."
+    )
 
 
 def start_worker(memory_bytes: int, warm_up: str | None = None) -> None:
@@ -65,6 +102,7 @@ def start_worker(memory_bytes: int, warm_up: str | None = None) -> None:
     """
     _base_nice[0] = max(os.getpriority(os.PRIO_PROCESS, 0), WORKER_NICE)
     os.setpriority(os.PRIO_PROCESS, 0, _base_nice[0])
+    _comes_back[0] = can_come_back_to(_base_nice[0])
     signal.signal(signal.SIGALRM, _demote)
     signal.signal(signal.SIGPROF, _out_of_cpu)
     # A worker killed by a limit (SIGXCPU, or an abort when native code runs out of
@@ -119,16 +157,22 @@ def _cpu_used() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def run_guarded(cpu_seconds: float, payload: bytes) -> bytes:
+def run_guarded(cpu_seconds: float, payload: bytes, lowest: bool = False) -> bytes:
     """Run one pickled `(function, args)` task; answer `(ok, value, cpu)`, pickled here.
 
     `cpu` is the CPU time the task used: what the request cost, whatever the load.
+    `lowest`: a task for a client that is not light, at the lowest priority from its
+    start, when this worker can come back to its own afterwards (else only once it runs
+    long: a worker that cannot come back would stay low for every task after).
 
     Pickling the answer here, under the task's CPU timer, turns an answer that cannot
     be sent (nested too deep, or holding an object a template made) into a problem
     instead of a worker that dies while replying. Problems carry only plain values.
     """
-    signal.setitimer(signal.ITIMER_REAL, DEMOTE_AFTER_SECONDS)
+    if lowest and _comes_back[0]:
+        _demote(signal.SIGALRM, None)
+    else:
+        signal.setitimer(signal.ITIMER_REAL, DEMOTE_AFTER_SECONDS)
     signal.setitimer(signal.ITIMER_PROF, cpu_seconds)
     _arm_kernel_cpu_limit(cpu_seconds)
     _helper_cpu[0] = 0.0

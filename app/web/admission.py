@@ -10,12 +10,13 @@ Fairness, by client (`client_key()`: the address, IPv6 by /64):
 
 - a client has at most `PLAYGROUND_CLIENT_CONCURRENCY` expensive requests admitted or
   waiting; more get 429 at once;
-- a *heavy* client, one whose request in the last `HEAVY_SECONDS` used more than
-  `HEAVY_CPU_SECONDS` of worker CPU time or ran out of CPU time, memory or output, never
-  waits, and heavy clients together get at most `PLAYGROUND_HEAVY_SLOTS` slots: many
-  addresses that keep sending bombs, huge uploads or megabytes to tokenize leave the
-  other slots to everyone else. (CPU time counts, not slow answers: on a busy server
-  every answer is slow, but a request's CPU time does not grow with the load.)
+- a *heavy* client (`client_costs.py`: its requests cost much CPU time, or ran out of a
+  limit) never waits, and heavy clients together get at most `PLAYGROUND_HEAVY_SLOTS`
+  slots: many addresses that keep sending bombs, huge uploads or megabytes to tokenize
+  leave the other slots to everyone else;
+- a *light* client (its requests have been cheap) may take the `PLAYGROUND_LIGHT_SLOTS`
+  kept for such clients, and its waiting requests go first; its tasks keep the sandbox's
+  priority, where everyone else's start at the lowest (`app.pool.lowest_priority`).
 
 Remote loads (a Hub repository, a GGUF URL) wait on someone else's server, so they hold
 no slot while they read: they take one of `PLAYGROUND_FETCHES` fetch slots, at most
@@ -31,18 +32,17 @@ with `Retry-After` naming its limit; nothing waits longer than the queue allows.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 from flask import Flask, current_app, g, request
 
 from app.budget import OverLimit
+from app.pool import lowest_priority
 from app.web.clients import client_key
 from app.web.slots import Gate, Ticket, fetch_slots_from_config, gate_from_config
 
-#: Worker CPU seconds after which a request makes its client heavy: an ordinary render,
-#: tokenizing or analysis takes milliseconds to a few tenths of a second.
-HEAVY_CPU_SECONDS = 1.0
 #: Limits that mean a request spent its whole budget (a recursion error or an oversized
 #: template fails fast and costs little): a render's, or a source worker's.
 COSTLY_LIMITS = frozenset(
@@ -80,9 +80,17 @@ def is_expensive() -> bool:
     return request.endpoint not in CHEAP_ENDPOINTS
 
 
-def _costly() -> bool:
-    """Whether what this request ran so far used much CPU time or ran out of a limit."""
-    return g.get("render_limit") in COSTLY_LIMITS or g.get("worker_cpu", 0.0) > HEAVY_CPU_SECONDS
+def _ran_out() -> bool:
+    """Whether what this request ran so far ran out of a limit that means it spent its
+    whole budget."""
+    return g.get("render_limit") in COSTLY_LIMITS
+
+
+def _cost() -> float:
+    """The CPU seconds this request cost so far: its worker processes' and this thread's
+    in the web process (parsing a body, pickling tasks, writing the answer)."""
+    web = time.thread_time() - g.get("request_cpu_started", time.thread_time())
+    return g.get("worker_cpu", 0.0) + web
 
 
 def _enter(gate: Gate) -> Ticket:
@@ -99,10 +107,12 @@ def sandbox_slot() -> Iterator[None]:
     while that part runs; refused as any expensive request would be."""
     gate: Gate = current_app.extensions["admission"]
     ticket = _enter(gate)
+    priority = lowest_priority.set(not ticket.light)
     try:
         yield
     finally:
-        gate.leave(ticket, ran_out=_costly())
+        lowest_priority.reset(priority)
+        gate.leave(ticket, ran_out=_ran_out(), cpu=_cost())
 
 
 def register(app: Flask) -> None:
@@ -130,12 +140,16 @@ def register(app: Flask) -> None:
             g.fetch_client = client
             return
         g.admission_ticket = _enter(gate)
+        # The request's sandbox tasks: at the sandbox's priority only for a light client.
+        g.priority_token = lowest_priority.set(not g.admission_ticket.light)
 
     @app.teardown_request
     def release(_: BaseException | None) -> None:
+        if (priority := g.pop("priority_token", None)) is not None:
+            lowest_priority.reset(priority)
         ticket = g.pop("admission_ticket", None)
         if ticket is not None:
-            gate.leave(ticket, ran_out=_costly())
+            gate.leave(ticket, ran_out=_ran_out(), cpu=_cost())
         client = g.pop("fetch_client", None)
         if client is not None:
             fetches.leave(client)

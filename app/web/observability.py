@@ -195,6 +195,7 @@ def install(app: Flask) -> None:
     @app.before_request
     def start_clock() -> None:
         g.request_started = time.perf_counter()
+        g.request_cpu_started = time.thread_time()
 
     @app.after_request
     def record(response: Response) -> Response:
@@ -204,6 +205,7 @@ def install(app: Flask) -> None:
         REQUESTS.labels(method, route, str(response.status_code)).inc()
         REQUEST_SECONDS.labels(method, route).observe(elapsed)
         render_ms = g.get("render_ms")
+        web_cpu = time.thread_time() - g.get("request_cpu_started", time.thread_time())
         line = {
             "time": datetime.now(UTC).isoformat(timespec="milliseconds"),
             "method": request.method,
@@ -211,6 +213,7 @@ def install(app: Flask) -> None:
             "status": response.status_code,
             "duration_ms": round(elapsed * 1000, 3),
             "render_ms": None if render_ms is None else round(render_ms, 3),
+            "web_cpu_ms": round(web_cpu * 1000, 3),
             "limit": g.get("render_limit") or g.get("admission_limit"),
         }
         logger.info(json.dumps(line))

@@ -7,25 +7,18 @@ bounded queue, per-client limits, heavy clients) and the fetch slots of remote l
 from __future__ import annotations
 
 import threading
-import time
 from collections import Counter, deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from cachetools import TTLCache
-
 from app.budget import OverLimit
 from app.sources.remote import BUSY_RETRY_SECONDS
+from app.web.client_costs import ClientCosts
 
 #: What a refusal asks the client to wait (Retry-After): a slot frees as soon as one
 #: admitted request ends, and most end within a second.
 RETRY_AFTER_SECONDS = 1
-#: How long a client stays heavy after its last request that ran out of budget.
-HEAVY_SECONDS = 60.0
-#: Heavy clients remembered per process; past that the oldest are forgotten, so many
-#: addresses cannot grow the table without bound.
-HEAVY_CLIENTS_KEPT = 4096
 
 
 @dataclass(frozen=True)
@@ -34,6 +27,8 @@ class Ticket:
 
     client: str
     heavy: bool
+    #: The client was light when admitted: its tasks keep the sandbox's own priority.
+    light: bool = False
 
 
 @dataclass
@@ -41,14 +36,19 @@ class _Waiter:
     """A request waiting for a slot; `granted` is set when a leaving request hands it one."""
 
     client: str
+    light: bool
     granted: threading.Event = field(default_factory=threading.Event)
+    #: Woken up without a slot: a light client took its place in a full queue.
+    refused: bool = False
 
 
 class Gate:
     """The expensive requests of one web process: admitted, waiting, and by client.
 
-    Thread-safe. A slot freed while requests wait passes straight to the oldest waiter,
-    so a newcomer never jumps the queue.
+    Thread-safe. Clients are heavy, light or neither, by what their requests cost
+    (`client_costs.py`). `light_slots` of the slots are kept for light clients, and light
+    clients' waiting requests go before everyone else's; otherwise a freed slot passes
+    straight to the oldest waiter, so a newcomer never jumps the queue.
     """
 
     def __init__(
@@ -59,24 +59,21 @@ class Gate:
         queue_seconds: float,
         per_client: int,
         heavy_slots: int,
+        light_slots: int = 0,
     ) -> None:
         self.slots = slots
         self.queue = queue
         self.queue_seconds = queue_seconds
         self.per_client = per_client  # 0: no per-client limit
         self.heavy_slots = heavy_slots
+        self.light_slots = light_slots
         self.tracks_heavy = heavy_slots < slots  # all slots: every client is treated alike
         self._lock = threading.Lock()
         self._admitted = 0
         self._admitted_heavy = 0
         self._waiters: deque[_Waiter] = deque()
         self._clients: Counter[str] = Counter()
-        # Heavy clients, each for HEAVY_SECONDS after its last costly request; past
-        # HEAVY_CLIENTS_KEPT the least recently marked is forgotten (only `in` reads it,
-        # which does not reorder).
-        self._heavy: TTLCache[str, bool] = TTLCache(
-            maxsize=HEAVY_CLIENTS_KEPT, ttl=HEAVY_SECONDS, timer=time.monotonic
-        )
+        self._costs = ClientCosts(self.tracks_heavy)
 
     def enter(self, client: str) -> Ticket:
         """Take a slot for `client`, waiting for one if it may and the queue has room.
@@ -87,52 +84,92 @@ class Gate:
         with self._lock:
             if self.per_client and self._clients[client] >= self.per_client:
                 raise self._client_limit()
-            free = self._admitted < self.slots and not self._waiters
+            light = self._is_light(client)
             if self.tracks_heavy and self._is_heavy(client):
-                if not free or self._admitted_heavy >= self.heavy_slots:
+                if not self._room(light=False) or self._waiters:
+                    raise self._heavy_limit()
+                if self._admitted_heavy >= self.heavy_slots:
                     raise self._heavy_limit()
                 return self._admit(client, heavy=True)
-            if free:
-                return self._admit(client, heavy=False)
-            if len(self._waiters) >= self.queue:
+            if self._room(light) and not self._ahead_of(light):
+                return self._admit(client, heavy=False, light=light)
+            if len(self._waiters) >= self.queue and not (light and self._make_room()):
                 raise self._queue_full()
-            waiter = _Waiter(client)
+            waiter = _Waiter(client, light)
             self._waiters.append(waiter)
             self._clients[client] += 1
         if waiter.granted.wait(self.queue_seconds):
-            return Ticket(client, heavy=False)
+            return self._granted(waiter)
         with self._lock:
             if waiter.granted.is_set():  # handed a slot just as the wait ran out
-                return Ticket(client, heavy=False)
+                return self._granted(waiter)
             self._waiters.remove(waiter)
             self._forget(client)
         raise self._waited_too_long()
 
-    def leave(self, ticket: Ticket, ran_out: bool = False) -> None:
-        """Give back a slot; the oldest waiter gets it. A request that cost a lot
-        (`ran_out`: it used much CPU time, or ran out of CPU time, memory or output)
-        makes its client heavy."""
+    def _granted(self, waiter: _Waiter) -> Ticket:
+        """A waiter woken up: admitted, or refused to make room for a light client."""
+        if waiter.refused:
+            raise self._queue_full()
+        return Ticket(waiter.client, heavy=False, light=waiter.light)
+
+    def _make_room(self) -> bool:
+        """Refuse the newest waiter that is not light, so that a light client may wait in
+        its place (it would go before it anyway); False when every waiter is light.
+        Called holding the lock."""
+        for waiter in reversed(self._waiters):
+            if not waiter.light:
+                self._waiters.remove(waiter)
+                self._forget(waiter.client)
+                waiter.refused = True
+                waiter.granted.set()
+                return True
+        return False
+
+    def leave(self, ticket: Ticket, ran_out: bool = False, cpu: float = 0.0) -> None:
+        """Give back a slot; waiters get it, light ones first. What the request cost
+        (`cpu`: the CPU seconds its worker processes and the web process spent on it;
+        `ran_out`: it ran out of CPU time, memory or output) says what its client is:
+        heavy, light or neither (`ClientCosts`)."""
         with self._lock:
             self._forget(ticket.client)
             if ticket.heavy:
                 self._admitted_heavy -= 1
-            if ran_out and self.tracks_heavy:
-                self._mark_heavy(ticket.client)
-            if self._waiters:
-                self._waiters.popleft().granted.set()  # the slot passes on, still counted
-            else:
-                self._admitted -= 1
+            self._costs.note(ticket.client, ran_out, cpu)
+            self._admitted -= 1
+            self._dispatch()
 
     def counts(self) -> tuple[int, int]:
         """Requests admitted and waiting now."""
         with self._lock:
             return self._admitted, len(self._waiters)
 
-    def _admit(self, client: str, heavy: bool) -> Ticket:
+    def _room(self, light: bool) -> bool:
+        """Whether a slot this kind of client may take is free (the kept ones are only
+        for light clients)."""
+        kept = 0 if light else self.light_slots
+        return self._admitted < self.slots - kept
+
+    def _ahead_of(self, light: bool) -> bool:
+        """Whether requests wait that go before a new one of this kind."""
+        return any(w.light for w in self._waiters) if light else bool(self._waiters)
+
+    def _dispatch(self) -> None:
+        """Hand free slots to waiters: the oldest light one first, then the oldest of the
+        rest, each while a slot it may take is free. Called holding the lock."""
+        while self._waiters:
+            waiter = next((w for w in self._waiters if w.light), self._waiters[0])
+            if not self._room(waiter.light):
+                return
+            self._waiters.remove(waiter)
+            self._admitted += 1  # counted for the waiter, which wakes up admitted
+            waiter.granted.set()
+
+    def _admit(self, client: str, heavy: bool, light: bool = False) -> Ticket:
         self._admitted += 1
         self._admitted_heavy += heavy
         self._clients[client] += 1
-        return Ticket(client, heavy)
+        return Ticket(client, heavy, light)
 
     def _forget(self, client: str) -> None:
         self._clients[client] -= 1
@@ -140,10 +177,10 @@ class Gate:
             del self._clients[client]  # keys of past clients must not pile up
 
     def _is_heavy(self, client: str) -> bool:
-        return client in self._heavy
+        return self._costs.is_heavy(client)
 
-    def _mark_heavy(self, client: str) -> None:
-        self._heavy[client] = True
+    def _is_light(self, client: str) -> bool:
+        return self._costs.is_light(client)
 
     def _client_limit(self) -> OverLimit:
         return _refusal(
@@ -248,12 +285,17 @@ def gate_from_config(config: Mapping[str, Any]) -> Gate:
     if heavy < 1:
         # Heavy clients need one slot at least, or one costly request would lock them out.
         raise ValueError(f"PLAYGROUND_HEAVY_SLOTS={heavy} is out of range (at least 1).")
+    light = int(config["LIGHT_SLOTS"])
+    if light < 0:
+        raise ValueError(f"PLAYGROUND_LIGHT_SLOTS={light} is out of range (at least 0).")
     return Gate(
         slots=slots,
         queue=int(config["QUEUE"]),
         queue_seconds=float(config["QUEUE_SECONDS"]),
         per_client=int(config["CLIENT_CONCURRENCY"]),
         heavy_slots=min(heavy, slots),
+        # One slot at least stays open to everyone: a new client has to get in.
+        light_slots=min(light, slots - 1),
     )
 
 

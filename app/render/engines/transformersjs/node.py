@@ -94,10 +94,21 @@ def _arm_kernel_cpu_limit(pid: int, cpu_seconds: float) -> None:
 
 def _demote(pid: int) -> bool:
     """A long render: the child drops to the lowest priority, as the guard drops a worker
-    whose task runs long (and, as there, it stays low: raising it again needs privileges)."""
+    whose task runs long (until its next render: `_follow_worker`)."""
     with contextlib.suppress(OSError):
         os.setpriority(os.PRIO_PROCESS, pid, LOWEST_PRIORITY)
     return True
+
+
+def _follow_worker(pid: int) -> None:
+    """The child at its worker's priority now: the task's (the lowest, for a client that
+    is not light), since the child outlives the tasks it renders for. Coming back up
+    from the lowest needs what lets the worker come back (CAP_SYS_NICE or RLIMIT_NICE);
+    without it, the child stays where it is."""
+    wanted = os.getpriority(os.PRIO_PROCESS, 0)
+    with contextlib.suppress(OSError):
+        if os.getpriority(os.PRIO_PROCESS, pid) != wanted:
+            os.setpriority(os.PRIO_PROCESS, pid, wanted)
 
 
 class NodeRenderer:
@@ -124,6 +135,7 @@ class NodeRenderer:
 
     def _exchange(self, line: bytes) -> dict[str, Any]:
         child = self._running()
+        _follow_worker(child.pid)
         started = _cpu_seconds(child.pid)
         try:
             _arm_kernel_cpu_limit(child.pid, started + self.limits.cpu_seconds)
