@@ -306,12 +306,12 @@ SETTINGS = (
         " hold together; they never wait (PLAYGROUND_THREADS or more: no such rule).",
     ),
     Setting(
-        "LIGHT_SLOTS",
+        "KNOWN_SLOTS",
         1,
         int,
-        "Expensive requests per worker kept for light clients (each of their requests in the"
-        " last minute used under 0.25 s of worker CPU), whose waiting requests also go first;"
-        " other clients may hold the rest (0: none kept).",
+        "Expensive requests per worker kept for known clients (three of their requests"
+        " answered, and not heavy), whose waiting requests also go first; new clients may"
+        " hold the rest (0: none kept).",
     ),
     Setting(
         "RESERVED_THREADS",

@@ -32,7 +32,7 @@ def gate(**overrides: float) -> Gate:
     }
     settings.update(overrides)
     settings.setdefault("heavy_slots", settings["slots"])  # no heavy-client rule
-    settings.setdefault("light_slots", 0)  # no slot kept for light clients
+    settings.setdefault("known_slots", 0)  # no slot kept for known clients
     return Gate(**settings)  # type: ignore[arg-type]
 
 
@@ -127,7 +127,7 @@ def test_heavy_clients_share_their_slots_and_never_wait():
     tickets = [doors.enter("x"), doors.enter("y")]
     assert all(ticket.heavy for ticket in tickets)
     started = time.monotonic()
-    refused = refusal(lambda: doors.enter("z"))  # a slot is free, but it is the light one
+    refused = refusal(lambda: doors.enter("z"))  # a slot is free, but for everyone else
     assert time.monotonic() - started < doors.queue_seconds
     assert (refused.status, refused.limit) == (503, "heavy_slots")
     assert not doors.enter("newcomer").heavy
@@ -160,33 +160,33 @@ def test_heavy_clients_are_forgotten_in_time_and_kept_in_bounds(monkeypatch):
 # every slot (p99 80 to 125 times idle) and were even refused (503 queue_seconds).
 
 
-def make_light(doors: Gate, client: str) -> None:
-    """Cheap requests from `client`: it is light for ten minutes."""
-    for _ in range(client_costs.LIGHT_AFTER_REQUESTS):
+def make_known(doors: Gate, client: str) -> None:
+    """Requests of `client` answered: it is known for ten minutes."""
+    for _ in range(client_costs.KNOWN_AFTER_REQUESTS):
         doors.leave(doors.enter(client), cpu=0.01)
 
 
-def test_a_kept_slot_is_only_for_light_clients():
-    doors = gate(slots=2, queue=2, queue_seconds=0.1, light_slots=1)
-    make_light(doors, "visitor")
+def test_a_kept_slot_is_only_for_known_clients():
+    doors = gate(slots=2, queue=2, queue_seconds=0.1, known_slots=1)
+    make_known(doors, "visitor")
     doors.enter("stranger")  # a client nobody knows yet: one of the other slots
     refused = refusal(lambda: doors.enter("bomber"))  # only the kept slot is free
     assert (refused.status, refused.limit) == (503, "queue_seconds")
     assert doors.counts() == (1, 0)
-    doors.enter("visitor")  # the light client takes it at once
+    doors.enter("visitor")  # the known client takes it at once
     assert doors.counts() == (2, 0)
 
 
-def test_light_clients_go_first_when_requests_wait():
+def test_known_clients_go_first_when_requests_wait():
     doors = gate(slots=1, queue=3)
-    make_light(doors, "visitor")
+    make_known(doors, "visitor")
     order = admitted_in_order(doors, doors.enter("bomber"), ["stranger", "visitor"])
     assert order == ["visitor", "stranger"]
 
 
-def test_a_light_client_takes_the_place_of_another_in_a_full_queue():
+def test_a_known_client_takes_the_place_of_another_in_a_full_queue():
     doors = gate(slots=1, queue=2, queue_seconds=5.0)
-    make_light(doors, "visitor")
+    make_known(doors, "visitor")
     held = doors.enter("bomber")
     outcomes: dict[str, object] = {}
 
@@ -204,21 +204,30 @@ def test_a_light_client_takes_the_place_of_another_in_a_full_queue():
         wait_until(lambda: outcomes.get("stranger-2") == "queue")  # the newest gave way
         doors.leave(held)
         visitor.result(timeout=5)
-        assert outcomes["visitor"].light  # admitted first, as a light client
+        assert outcomes["visitor"].known  # admitted first, as a known client
         doors.leave(outcomes["visitor"])
         wait_until(lambda: "stranger-1" in outcomes)
         doors.leave(outcomes["stranger-1"])
     assert doors.counts() == (0, 0) and not doors._clients
 
 
-def test_a_request_that_costs_more_than_a_quarter_second_ends_lightness():
-    doors = gate(slots=2, queue=1, queue_seconds=0.1, light_slots=1)
-    make_light(doors, "visitor")
-    doors.leave(doors.enter("visitor"), cpu=0.4)  # costly, though not heavy
-    make_light(doors, "visitor")  # one cheap request does not make up for it
-    doors.enter("stranger")
-    refused = refusal(lambda: doors.enter("visitor"))
-    assert refused.limit == "queue_seconds"
+def test_a_known_client_that_turns_heavy_is_no_longer_known():
+    doors = gate(slots=3, queue=1, queue_seconds=0.1, heavy_slots=1, known_slots=1)
+    make_known(doors, "visitor")
+    assert doors.enter("visitor").known
+    doors.leave(doors.enter("visitor"), ran_out=True)
+    ticket = doors.enter("visitor")
+    assert (ticket.heavy, ticket.known) == (True, False)
+
+
+def test_a_known_client_whose_requests_add_up_is_no_longer_known():
+    doors = gate(slots=3, heavy_slots=1, known_slots=1)
+    make_known(doors, "visitor")
+    doors.leave(doors.enter("visitor"), cpu=0.9)  # an analysis: still known
+    assert doors.enter("visitor").known
+    doors.leave(doors.enter("visitor"), cpu=0.9)  # another at once: 1.8 s in all
+    ticket = doors.enter("visitor")
+    assert (ticket.known, ticket.heavy) == (False, False)
 
 
 def test_requests_that_add_up_make_their_client_heavy():
@@ -246,7 +255,7 @@ def test_one_request_over_a_second_makes_its_client_heavy():
 
 
 def test_heavy_clients_leave_the_kept_slots_alone():
-    doors = gate(slots=3, queue=2, heavy_slots=2, light_slots=1)
+    doors = gate(slots=3, queue=2, heavy_slots=2, known_slots=1)
     for client in ("x", "y"):
         doors.leave(doors.enter(client), ran_out=True)
     doors.enter("x")
@@ -291,7 +300,7 @@ def test_never_more_admitted_than_slots_under_contention():
 
 @pytest.mark.parametrize(
     ("setting", "value"),
-    [("HEAVY_SLOTS", 0), ("HEAVY_SLOTS", -1), ("QUEUE", -1), ("THREADS", 0), ("LIGHT_SLOTS", -1)],
+    [("HEAVY_SLOTS", 0), ("HEAVY_SLOTS", -1), ("QUEUE", -1), ("THREADS", 0), ("KNOWN_SLOTS", -1)],
 )
 def test_settings_out_of_range_name_their_variable(app, setting, value):
     with pytest.raises(ValueError, match=f"PLAYGROUND_{setting}"):

@@ -3,11 +3,11 @@
 The round-3 review measured a normal client's renders while its bomb mix ran from 4 and
 12 other addresses: p99 32 and 365 ms against 12 ms idle, and `bench/neighbours.py` saw
 the visitor refused (503) as its renders queued behind every fresh address's first
-bombs, first come first served. Now a visitor whose requests have been cheap is *light*:
-a slot of each worker is kept for light clients, their waiting requests go first, and
-their sandbox tasks keep the sandbox's priority while everyone else's start at the
-lowest. These tests send the review's shapes, scaled to the suite, from addresses of
-their own (the server believes one proxy).
+bombs, first come first served. Now a visitor with a few requests answered is *known*
+(while it is not heavy): a slot of each worker is kept for known clients, their waiting
+requests go first, and their sandbox tasks keep the sandbox's priority while new and
+heavy clients' start at the lowest. These tests send the review's shapes, scaled to the
+suite, from addresses of their own (the server believes one proxy).
 """
 
 from __future__ import annotations
@@ -18,12 +18,12 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from app.web.client_costs import LIGHT_AFTER_REQUESTS
+from app.web.client_costs import KNOWN_AFTER_REQUESTS
 from tests.support.server import NORMAL_RENDER, Server, running
 from tests.support.shared_data import TEMPLATES_DIR, needs_shared
 
 #: The default admission rules (one worker of four slots, a queue of eight, two requests
-#: per client, one slot for heavy clients and one kept for light ones), a 1 s CPU limit.
+#: per client, one slot for heavy clients and one kept for known ones), a 1 s CPU limit.
 ENV = {
     "PLAYGROUND_WORKERS": "1",
     "PLAYGROUND_CPU_SECONDS": "1",
@@ -50,7 +50,7 @@ def _post(server: Server, body: dict, address: str, path: str = "/api/render"):
 def _visits_during(server: Server, attack, attackers: list[str]) -> list[tuple[int, float]]:
     """The visitor's renders (status, seconds) while each attacker runs `attack` twice
     at once (its two requests' worth), the attack under way first."""
-    for _ in range(LIGHT_AFTER_REQUESTS):  # the visitor's first, cheap renders
+    for _ in range(KNOWN_AFTER_REQUESTS):  # the visitor's first renders
         assert _post(server, NORMAL_RENDER, VISITOR)[0] == 200
     with ThreadPoolExecutor(2 * len(attackers)) as pool:
         attacks = [pool.submit(attack, a) for a in attackers for _ in range(2)]
@@ -66,7 +66,7 @@ def _visits_during(server: Server, attack, attackers: list[str]) -> list[tuple[i
 
 
 @pytest.mark.timing
-def test_a_light_visitor_does_not_queue_behind_new_addresses_bombs():
+def test_a_known_visitor_does_not_queue_behind_new_addresses_bombs():
     attackers = [f"198.18.{n}.1" for n in range(6)]  # twelve bombs at once, fresh addresses
 
     def bombs(address: str) -> None:
@@ -84,7 +84,7 @@ def test_a_light_visitor_does_not_queue_behind_new_addresses_bombs():
 
 @pytest.mark.timing
 @needs_shared
-def test_a_light_visitor_keeps_its_slot_while_addresses_read_costly_completions():
+def test_a_known_visitor_keeps_its_slot_while_addresses_read_costly_completions():
     """Readings that cost under a second each (250 kB of repeated openers, read by every
     runtime) never made their client heavy: such clients held every slot but the kept
     one. Now their costs add up, and they share the heavy clients' one slot."""

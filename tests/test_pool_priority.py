@@ -1,7 +1,7 @@
-"""Whose sandbox work runs first: a light client's short task, at the sandbox's own priority.
+"""Whose sandbox work runs first: a known client's task, at the sandbox's own priority.
 
 Sandbox workers run at nice 5, below the web process. A task for a client that is not
-light (a new one, or one whose recent requests cost much: admission says which) runs at
+known (a new one, or a heavy one: admission says which) runs at
 the lowest priority from its start, and any task that runs past a quarter of a second
 drops there, so a bomb competes with nobody but other bombs. A worker comes back to its
 own priority after such a task only with CAP_SYS_NICE or an RLIMIT_NICE that allows it
@@ -21,7 +21,7 @@ import pytest
 
 from app.pool import WorkerPool, guard, lowest_priority
 from app.pool.guard import WORKER_NICE
-from app.web.client_costs import LIGHT_AFTER_REQUESTS
+from app.web.client_costs import KNOWN_AFTER_REQUESTS
 from app.web.factory import create_app
 from tests.support import UNLIMITED_WRITES
 
@@ -33,7 +33,7 @@ def _nice() -> int:
 
 
 def _priorities(pool: WorkerPool) -> list[int]:
-    """The nice value of a task for a client that is not light, then of a light one's."""
+    """The nice value of a task for a client that is not known, then of a known one's."""
     token = lowest_priority.set(True)
     try:
         low = pool.run(_nice)
@@ -43,7 +43,7 @@ def _priorities(pool: WorkerPool) -> list[int]:
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="the worker needs CAP_SYS_NICE here")
-def test_a_task_that_is_not_a_light_client_s_starts_at_the_lowest_priority():
+def test_a_task_that_is_not_a_known_client_s_starts_at_the_lowest_priority():
     pool = WorkerPool(cpu_seconds=2, memory_bytes=256 << 20, workers=1)
     try:
         assert _priorities(pool) == [19, WORKER_NICE]
@@ -109,13 +109,13 @@ def test_admission_says_whose_tasks_start_low(tmp_path, monkeypatch):
     app = create_app({"TESTING": True, "DATA_DIR": str(tmp_path), **UNLIMITED_WRITES})
     client = app.test_client()
     try:
-        for _ in range(LIGHT_AFTER_REQUESTS + 1):
+        for _ in range(KNOWN_AFTER_REQUESTS + 1):
             assert client.post("/api/render", json=HELLO).status_code == 200
     finally:
         app.extensions["sandbox_pool"].close()
         app.extensions["source_workers"].close()
-    # A new client's renders start low; once it is known to be light, its tasks do not.
-    assert seen == [True] * LIGHT_AFTER_REQUESTS + [False]
+    # A new client's renders start low; once it is known, its tasks do not.
+    assert seen == [True] * KNOWN_AFTER_REQUESTS + [False]
     assert lowest_priority.get() is False  # nothing left set after the requests
 
 

@@ -233,8 +233,8 @@ def test_a_long_render_drops_the_node_child_to_the_lowest_priority():
 @pytest.mark.skipif(os.geteuid() != 0, reason="coming back to nice 5 needs CAP_SYS_NICE here")
 def test_the_node_child_renders_at_its_task_s_priority():
     """The child lives as long as its worker, across tasks: a task for a client that is
-    not light runs at the lowest priority, and so does the child while it renders for
-    it; a light client's next render finds the child back at the worker's priority."""
+    not known runs at the lowest priority, and so does the child while it renders for
+    it; a known client's next render finds the child back at the worker's priority."""
     renderer = NodeRenderer(RenderLimits(cpu_seconds=10))
     try:
         renderer.render(ECHO, {"messages": HELLO}, None)

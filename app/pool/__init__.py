@@ -61,9 +61,9 @@ HEALTH_CHECK_SECONDS = 0.25
 #: `warm_up`.
 _PRELOAD = {"app.pool.guard"}
 
-#: Whether the tasks asked for in this context are for a client that is not light (one
+#: Whether the tasks asked for in this context are for a client that is not known (one
 #: nobody knows yet, or whose recent requests cost much): they run at the lowest CPU
-#: priority from their start (`guard.run_guarded`), so that a light client's short task
+#: priority from their start (`guard.run_guarded`), so that a known client's short task
 #: goes first. Admission (`app.web.admission`) sets it for each request.
 lowest_priority: ContextVar[bool] = ContextVar("lowest_priority", default=False)
 

@@ -86,7 +86,7 @@ def priority_warning() -> str | None:
         return None
     return (
         f"Sandbox workers run at nice {nice} and drop to {LOWEST_NICE} for long tasks and for"
-        " clients that are not light, but cannot come back: this process has neither"
+        " clients that are not known, but cannot come back: this process has neither"
         f" CAP_SYS_NICE nor an RLIMIT_NICE of {20 - nice} or more. Tasks are then lowered"
         " only once they run long, and a worker that ran one stays low, beside the bombs."
         f" Give it the limit: `docker run --ulimit nice={20 - nice}`, or `ulimit -e"
@@ -161,7 +161,7 @@ def run_guarded(cpu_seconds: float, payload: bytes, lowest: bool = False) -> byt
     """Run one pickled `(function, args)` task; answer `(ok, value, cpu)`, pickled here.
 
     `cpu` is the CPU time the task used: what the request cost, whatever the load.
-    `lowest`: a task for a client that is not light, at the lowest priority from its
+    `lowest`: a task for a client that is not known, at the lowest priority from its
     start, when this worker can come back to its own afterwards (else only once it runs
     long: a worker that cannot come back would stay low for every task after).
 

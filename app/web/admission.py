@@ -14,9 +14,10 @@ Fairness, by client (`client_key()`: the address, IPv6 by /64):
   limit) never waits, and heavy clients together get at most `PLAYGROUND_HEAVY_SLOTS`
   slots: many addresses that keep sending bombs, huge uploads or megabytes to tokenize
   leave the other slots to everyone else;
-- a *light* client (its requests have been cheap) may take the `PLAYGROUND_LIGHT_SLOTS`
-  kept for such clients, and its waiting requests go first; its tasks keep the sandbox's
-  priority, where everyone else's start at the lowest (`app.pool.lowest_priority`).
+- a *known* client (three of its requests answered, and not heavy) may take the
+  `PLAYGROUND_KNOWN_SLOTS` kept for such clients, and its waiting requests go first; its
+  tasks keep the sandbox's priority, where a new or heavy client's start at the lowest
+  (`app.pool.lowest_priority`).
 
 Remote loads (a Hub repository, a GGUF URL) wait on someone else's server, so they hold
 no slot while they read: they take one of `PLAYGROUND_FETCHES` fetch slots, at most
@@ -107,7 +108,7 @@ def sandbox_slot() -> Iterator[None]:
     while that part runs; refused as any expensive request would be."""
     gate: Gate = current_app.extensions["admission"]
     ticket = _enter(gate)
-    priority = lowest_priority.set(not ticket.light)
+    priority = lowest_priority.set(not ticket.known)
     try:
         yield
     finally:
@@ -140,8 +141,8 @@ def register(app: Flask) -> None:
             g.fetch_client = client
             return
         g.admission_ticket = _enter(gate)
-        # The request's sandbox tasks: at the sandbox's priority only for a light client.
-        g.priority_token = lowest_priority.set(not g.admission_ticket.light)
+        # The request's sandbox tasks: at the sandbox's priority only for a known client.
+        g.priority_token = lowest_priority.set(not g.admission_ticket.known)
 
     @app.teardown_request
     def release(_: BaseException | None) -> None:

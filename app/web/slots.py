@@ -27,8 +27,8 @@ class Ticket:
 
     client: str
     heavy: bool
-    #: The client was light when admitted: its tasks keep the sandbox's own priority.
-    light: bool = False
+    #: The client was known when admitted: its tasks keep the sandbox's own priority.
+    known: bool = False
 
 
 @dataclass
@@ -36,18 +36,18 @@ class _Waiter:
     """A request waiting for a slot; `granted` is set when a leaving request hands it one."""
 
     client: str
-    light: bool
+    known: bool
     granted: threading.Event = field(default_factory=threading.Event)
-    #: Woken up without a slot: a light client took its place in a full queue.
+    #: Woken up without a slot: a known client took its place in a full queue.
     refused: bool = False
 
 
 class Gate:
     """The expensive requests of one web process: admitted, waiting, and by client.
 
-    Thread-safe. Clients are heavy, light or neither, by what their requests cost
-    (`client_costs.py`). `light_slots` of the slots are kept for light clients, and light
-    clients' waiting requests go before everyone else's; otherwise a freed slot passes
+    Thread-safe. Clients are heavy, known or new, by what their requests cost
+    (`client_costs.py`). `known_slots` of the slots are kept for known clients, and known
+    clients' waiting requests go before new ones'; otherwise a freed slot passes
     straight to the oldest waiter, so a newcomer never jumps the queue.
     """
 
@@ -59,14 +59,14 @@ class Gate:
         queue_seconds: float,
         per_client: int,
         heavy_slots: int,
-        light_slots: int = 0,
+        known_slots: int = 0,
     ) -> None:
         self.slots = slots
         self.queue = queue
         self.queue_seconds = queue_seconds
         self.per_client = per_client  # 0: no per-client limit
         self.heavy_slots = heavy_slots
-        self.light_slots = light_slots
+        self.known_slots = known_slots
         self.tracks_heavy = heavy_slots < slots  # all slots: every client is treated alike
         self._lock = threading.Lock()
         self._admitted = 0
@@ -84,18 +84,18 @@ class Gate:
         with self._lock:
             if self.per_client and self._clients[client] >= self.per_client:
                 raise self._client_limit()
-            light = self._is_light(client)
+            known = self._is_known(client)
             if self.tracks_heavy and self._is_heavy(client):
-                if not self._room(light=False) or self._waiters:
+                if not self._room(known=False) or self._waiters:
                     raise self._heavy_limit()
                 if self._admitted_heavy >= self.heavy_slots:
                     raise self._heavy_limit()
                 return self._admit(client, heavy=True)
-            if self._room(light) and not self._ahead_of(light):
-                return self._admit(client, heavy=False, light=light)
-            if len(self._waiters) >= self.queue and not (light and self._make_room()):
+            if self._room(known) and not self._ahead_of(known):
+                return self._admit(client, heavy=False, known=known)
+            if len(self._waiters) >= self.queue and not (known and self._make_room()):
                 raise self._queue_full()
-            waiter = _Waiter(client, light)
+            waiter = _Waiter(client, known)
             self._waiters.append(waiter)
             self._clients[client] += 1
         if waiter.granted.wait(self.queue_seconds):
@@ -108,17 +108,17 @@ class Gate:
         raise self._waited_too_long()
 
     def _granted(self, waiter: _Waiter) -> Ticket:
-        """A waiter woken up: admitted, or refused to make room for a light client."""
+        """A waiter woken up: admitted, or refused to make room for a known client."""
         if waiter.refused:
             raise self._queue_full()
-        return Ticket(waiter.client, heavy=False, light=waiter.light)
+        return Ticket(waiter.client, heavy=False, known=waiter.known)
 
     def _make_room(self) -> bool:
-        """Refuse the newest waiter that is not light, so that a light client may wait in
-        its place (it would go before it anyway); False when every waiter is light.
+        """Refuse the newest waiter that is not known, so that a known client may wait in
+        its place (it would go before it anyway); False when every waiter is known.
         Called holding the lock."""
         for waiter in reversed(self._waiters):
-            if not waiter.light:
+            if not waiter.known:
                 self._waiters.remove(waiter)
                 self._forget(waiter.client)
                 waiter.refused = True
@@ -127,10 +127,10 @@ class Gate:
         return False
 
     def leave(self, ticket: Ticket, ran_out: bool = False, cpu: float = 0.0) -> None:
-        """Give back a slot; waiters get it, light ones first. What the request cost
+        """Give back a slot; waiters get it, known ones first. What the request cost
         (`cpu`: the CPU seconds its worker processes and the web process spent on it;
         `ran_out`: it ran out of CPU time, memory or output) says what its client is:
-        heavy, light or neither (`ClientCosts`)."""
+        heavy, known or new (`ClientCosts`)."""
         with self._lock:
             self._forget(ticket.client)
             if ticket.heavy:
@@ -144,32 +144,32 @@ class Gate:
         with self._lock:
             return self._admitted, len(self._waiters)
 
-    def _room(self, light: bool) -> bool:
+    def _room(self, known: bool) -> bool:
         """Whether a slot this kind of client may take is free (the kept ones are only
-        for light clients)."""
-        kept = 0 if light else self.light_slots
+        for known clients)."""
+        kept = 0 if known else self.known_slots
         return self._admitted < self.slots - kept
 
-    def _ahead_of(self, light: bool) -> bool:
+    def _ahead_of(self, known: bool) -> bool:
         """Whether requests wait that go before a new one of this kind."""
-        return any(w.light for w in self._waiters) if light else bool(self._waiters)
+        return any(w.known for w in self._waiters) if known else bool(self._waiters)
 
     def _dispatch(self) -> None:
-        """Hand free slots to waiters: the oldest light one first, then the oldest of the
+        """Hand free slots to waiters: the oldest known one first, then the oldest of the
         rest, each while a slot it may take is free. Called holding the lock."""
         while self._waiters:
-            waiter = next((w for w in self._waiters if w.light), self._waiters[0])
-            if not self._room(waiter.light):
+            waiter = next((w for w in self._waiters if w.known), self._waiters[0])
+            if not self._room(waiter.known):
                 return
             self._waiters.remove(waiter)
             self._admitted += 1  # counted for the waiter, which wakes up admitted
             waiter.granted.set()
 
-    def _admit(self, client: str, heavy: bool, light: bool = False) -> Ticket:
+    def _admit(self, client: str, heavy: bool, known: bool = False) -> Ticket:
         self._admitted += 1
         self._admitted_heavy += heavy
         self._clients[client] += 1
-        return Ticket(client, heavy, light)
+        return Ticket(client, heavy, known)
 
     def _forget(self, client: str) -> None:
         self._clients[client] -= 1
@@ -179,8 +179,8 @@ class Gate:
     def _is_heavy(self, client: str) -> bool:
         return self._costs.is_heavy(client)
 
-    def _is_light(self, client: str) -> bool:
-        return self._costs.is_light(client)
+    def _is_known(self, client: str) -> bool:
+        return self._costs.is_known(client)
 
     def _client_limit(self) -> OverLimit:
         return _refusal(
@@ -285,9 +285,9 @@ def gate_from_config(config: Mapping[str, Any]) -> Gate:
     if heavy < 1:
         # Heavy clients need one slot at least, or one costly request would lock them out.
         raise ValueError(f"PLAYGROUND_HEAVY_SLOTS={heavy} is out of range (at least 1).")
-    light = int(config["LIGHT_SLOTS"])
-    if light < 0:
-        raise ValueError(f"PLAYGROUND_LIGHT_SLOTS={light} is out of range (at least 0).")
+    known = int(config["KNOWN_SLOTS"])
+    if known < 0:
+        raise ValueError(f"PLAYGROUND_KNOWN_SLOTS={known} is out of range (at least 0).")
     return Gate(
         slots=slots,
         queue=int(config["QUEUE"]),
@@ -295,7 +295,7 @@ def gate_from_config(config: Mapping[str, Any]) -> Gate:
         per_client=int(config["CLIENT_CONCURRENCY"]),
         heavy_slots=min(heavy, slots),
         # One slot at least stays open to everyone: a new client has to get in.
-        light_slots=min(light, slots - 1),
+        known_slots=min(known, slots - 1),
     )
 
 

@@ -102,7 +102,7 @@ def _demote(pid: int) -> bool:
 
 def _follow_worker(pid: int) -> None:
     """The child at its worker's priority now: the task's (the lowest, for a client that
-    is not light), since the child outlives the tasks it renders for. Coming back up
+    is not known), since the child outlives the tasks it renders for. Coming back up
     from the lowest needs what lets the worker come back (CAP_SYS_NICE or RLIMIT_NICE);
     without it, the child stays where it is."""
     wanted = os.getpriority(os.PRIO_PROCESS, 0)
