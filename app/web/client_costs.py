@@ -7,8 +7,11 @@ Without Flask, like `slots.py`, which asks it. A client (an address, IPv6 by /64
   more than `HEAVY_CLIENT_CPU_SECONDS` (each counting half as much every
   `COST_HALF_LIFE_SECONDS`);
 - *known* once `KNOWN_AFTER_REQUESTS` of its requests were answered here in the last
-  `KNOWN_SECONDS`, while it is not heavy and its requests add up to at most
-  `KNOWN_CLIENT_CPU_SECONDS`: a visitor after its page and first edits;
+  `KNOWN_SECONDS`, while it is not heavy and its requests cost at most
+  `KNOWN_REQUEST_CPU_SECONDS` on average (counted as the sum is): a visitor, whose edits
+  render in milliseconds and whose analyses now and then cost more, after its page and
+  first edits; not an address that sends readings of a tenth of a second, one after
+  the other;
 - neither: new (and so, perhaps, the next of many addresses sending their first bombs).
 
 A request's cost is the CPU time its sandbox and source workers and its own thread of the
@@ -40,9 +43,9 @@ HEAVY_REQUEST_CPU_SECONDS = 1.0
 HEAVY_CLIENT_CPU_SECONDS = 3.0
 #: Time after which a request counts half as much towards that sum.
 COST_HALF_LIFE_SECONDS = 30.0
-#: What a known client's requests may add up to: an analysis now and then, not a stream
-#: of costly readings (which makes a client heavy at twice that).
-KNOWN_CLIENT_CPU_SECONDS = 1.5
+#: What a known client's requests may cost on average: renders take a few milliseconds,
+#: an analysis a few tenths of a second; a completion that six runtimes read, 0.13 s.
+KNOWN_REQUEST_CPU_SECONDS = 0.05
 
 
 class ClientCosts:
@@ -56,7 +59,8 @@ class ClientCosts:
         # is forgotten first.
         self._heavy: TTLCache[str, bool] = self._table(HEAVY_SECONDS)
         self._answered: TTLCache[str, int] = self._table(KNOWN_SECONDS)
-        self._sums: TTLCache[str, tuple[float, float]] = self._table(KNOWN_SECONDS)
+        # CPU seconds and requests, each decaying, and when they were last added to.
+        self._sums: TTLCache[str, tuple[float, float, float]] = self._table(KNOWN_SECONDS)
 
     @staticmethod
     def _table(seconds: float) -> TTLCache:
@@ -75,15 +79,18 @@ class ClientCosts:
     def is_known(self, client: str) -> bool:
         if self._answered.get(client, 0) < KNOWN_AFTER_REQUESTS or client in self._heavy:
             return False
-        return self._sum(client) <= KNOWN_CLIENT_CPU_SECONDS
+        seconds, requests = self._decayed(client)
+        return seconds <= KNOWN_REQUEST_CPU_SECONDS * requests
 
-    def _sum(self, client: str) -> float:
-        """The client's CPU seconds, each halved every `COST_HALF_LIFE_SECONDS`."""
-        total, when = self._sums.get(client, (0.0, 0.0))
-        return total * 0.5 ** ((time.monotonic() - when) / COST_HALF_LIFE_SECONDS)
+    def _decayed(self, client: str) -> tuple[float, float]:
+        """The client's CPU seconds and requests, each halved every
+        `COST_HALF_LIFE_SECONDS`."""
+        seconds, requests, when = self._sums.get(client, (0.0, 0.0, 0.0))
+        kept = 0.5 ** ((time.monotonic() - when) / COST_HALF_LIFE_SECONDS)
+        return seconds * kept, requests * kept
 
     def _add(self, client: str, cpu: float) -> float:
-        """The client's sum with this request's CPU seconds."""
-        total = self._sum(client) + cpu
-        self._sums[client] = (total, time.monotonic())
-        return total
+        """The client's decayed CPU seconds with this request's."""
+        seconds, requests = self._decayed(client)
+        self._sums[client] = (seconds + cpu, requests + 1, time.monotonic())
+        return seconds + cpu

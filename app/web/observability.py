@@ -214,6 +214,7 @@ def install(app: Flask) -> None:
             "duration_ms": round(elapsed * 1000, 3),
             "render_ms": None if render_ms is None else round(render_ms, 3),
             "web_cpu_ms": round(web_cpu * 1000, 3),
+            "worker_cpu_ms": round(g.get("worker_cpu", 0.0) * 1000, 3),
             "limit": g.get("render_limit") or g.get("admission_limit"),
         }
         logger.info(json.dumps(line))
