@@ -19,7 +19,7 @@ from typing import Any
 from app.answers.roundtrip import RoundTrip, compare, next_request, sent_back, unchecked
 from app.problems import TemplateProblem, limit_exceeded
 from app.render.answer import AnswerRequest, ParsedAnswer, ParserOption, Reading
-from app.render.client import as_callers_send
+from app.render.client import as_sent
 from app.render.core import Engine, Rendered, RenderRequest
 from app.render.engines import ENGINES
 from app.render.pool import read_in_worker, render_in_worker
@@ -113,7 +113,7 @@ def read_completion(
 
     responses = []
     for engine in ENGINES.values():
-        sent, _ = as_callers_send(engine, replace(request, engine=engine.id))
+        sent, _ = as_sent(replace(request, engine=engine.id))
         options = parsers.get(engine.id, {})
         answer = AnswerRequest(sent, completion or "", options, response_template, model_names)
         response = EngineResponse(engine.id, engine.name)
