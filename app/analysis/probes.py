@@ -15,7 +15,7 @@ from typing import Any
 from app.analysis.diagnostics import end_of_turn_marker, template_diagnostics, turn_delimiters
 from app.analysis.prefix import answered_requests, compare_requests, user_turn_requests
 from app.problems import TemplateProblem
-from app.render.client import as_callers_send
+from app.render import client
 from app.render.core import RenderRequest, render_with
 from app.render.engines import (
     CONTENT_FORMAT_ENGINE,
@@ -38,8 +38,8 @@ def probe_template(
     check_template_size(request.template, limits)
 
     reference = get_engine(REFERENCE_ENGINE)
-    # Every probe renders with the reference: the conversation goes as its callers send it.
-    request, _ = as_callers_send(reference, request)
+    # Every probe renders with the reference, the conversation as its caller sends it.
+    request, _ = client.as_sent(request)
 
     def _prompt(request: RenderRequest) -> str:
         return render_with(reference, request, limits).prompt

@@ -37,7 +37,7 @@ from app.display.tokens_view import TokensOf, id_blocks, tokens_view, tokens_wit
 from app.display.views import Comparison, Outputs, PageLimits, Rendering
 from app.errors import RequestError
 from app.problems import LOAD_ERROR, TemplateProblem
-from app.render.client import as_callers_send
+from app.render.client import as_sent
 from app.render.command_line import CommandLine
 from app.render.engines import command_notes, get_engine, model_refusals
 from app.render.pool import SandboxPool
@@ -104,7 +104,7 @@ def render_main(
     request = state.render_request(template)
     engine = get_engine(request.engine)
     # Shaped here once, for the note, and rendered as shaped (not reshaped in the worker).
-    sent, sent_as = as_callers_send(engine, request)
+    sent, sent_as = as_sent(request)
     said = {
         "engine": engine.id,
         "engine_name": engine.name,
