@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from tests.support import REPO
+from tests.support.shared_data import TEMPLATES_DIR, needs_shared
 from tests.test_vllm_answers_d import _read, assert_linear, assert_noted, hostile_params
 
 ANSWERS = REPO / "tests" / "support" / "vllm" / "answers"
@@ -108,3 +109,42 @@ NOTES = [
 @pytest.mark.parametrize("stem, text, words", NOTES, ids=[n[0] for n in NOTES])
 def test_notes_say_what_vllm_did(stem: str, text: str, words: str) -> None:
     assert_noted(stem, text, words)
+
+
+#: The shared templates whose own tool call vLLM reads with its newest parsers: the
+#: pair `vllm serve` is started with, as the playground suggests it.
+OUTSIDE = {
+    "google-gemma-4-31B-it": "gemma4+gemma4",
+    "Kimi-K3": "kimi_k3+kimi_k3",
+    "deepseek-ai-DeepSeek-V3.2": "deepseek_v32+deepseek_v3",
+    "deepseek-ai-DeepSeek-V4": "deepseek_v4+deepseek_v4",
+}
+
+
+@needs_shared
+@pytest.mark.parametrize("template", OUTSIDE)
+def test_the_page_reads_the_models_tool_call_as_vllm_serve_did(client, template: str) -> None:
+    """Through the API, as a visitor does it: the template's own tool call (the Completion
+    menu's) is read by the suggested pair into the message `vllm serve` answered for it."""
+    body = {
+        "template": (TEMPLATES_DIR / f"{template}.jinja").read_text(encoding="utf-8"),
+        "messages": [{"role": "user", "content": "What's the weather in Paris?"}],
+        "add_generation_prompt": True,
+        "engines": ["vllm"],
+    }
+    made = client.post("/api/completion", json={**body, "kind": "tool_call"}).get_json()
+    recorded = json.loads((ANSWERS / f"serve_{OUTSIDE[template]}.json").read_text("utf-8"))
+    case = next(c for c in recorded["cases"] if c["name"] == f"menu/{template}/tool_call")
+    assert (made["completion"], made["tools"]) == (case["text"], case["tools"])
+    answer = client.post("/api/parse", json={**body, **made}).get_json()
+    (entry,) = answer["engines"]
+    assert entry["parser"] == OUTSIDE[template].replace("+", " + ")
+    message = entry["message"]
+    calls = [[c["function"]["name"], c["function"]["arguments"]] for c in message["tool_calls"]]
+    assert (
+        calls
+        == [call[:2] for call in case["vllm"]["tool_calls"]]
+        == [["get_weather", '{"city": "Paris"}']]
+    )
+    said = (message["content"], message.get("reasoning_content"))
+    assert said == (case["vllm"]["content"], case["vllm"]["reasoning"])
