@@ -116,3 +116,23 @@
   document.body.addEventListener("htmx:afterSwap", showLayout);
   showLayout();
 })();
+
+// --- The Response view's parser menus: one line saying what was chosen ---
+(function () {
+  const menus = document.getElementById("parser-menus");
+  const summary = document.getElementById("parser-summary");
+  if (!menus || !summary) return;
+  /** "as each engine picks", or the choices that differ from it, by engine and flag. */
+  function summarize() {
+    const chosen = Array.from(menus.querySelectorAll("select"))
+      .filter((select) => select.value)
+      .map((select) => select.dataset.names + " " + select.value);
+    summary.textContent = chosen.length
+      ? chosen.join(", ") + "; the rest as each engine picks"
+      : "as each engine picks for this template";
+  }
+  menus.addEventListener("change", summarize);
+  // A saved state put back (persist.js) fires no change event: summarize after each render.
+  document.body.addEventListener("htmx:afterSwap", summarize);
+  summarize();
+})();
