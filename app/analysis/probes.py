@@ -12,6 +12,7 @@ from dataclasses import replace
 from itertools import pairwise
 from typing import Any
 
+from app.analysis.bos_check import empty_bos
 from app.analysis.diagnostics import end_of_turn_marker, template_diagnostics, turn_delimiters
 from app.analysis.prefix import answered_requests, compare_requests, user_turn_requests
 from app.problems import TemplateProblem
@@ -74,7 +75,10 @@ def probe_template(
     return {
         "capabilities": get_engine(STATING_ENGINE).capabilities(request.template, limits),
         "content_format": get_engine(CONTENT_FORMAT_ENGINE).content_format(request.template),
-        "diagnostics": [d.to_json() for d in template_diagnostics(request, _prompt)],
+        "diagnostics": [
+            d.to_json()
+            for d in [*template_diagnostics(request, _prompt), *empty_bos(request, _prompt)]
+        ],
         "end_marker": end_of_turn_marker(request, _prompt, markers),
         "turn_markers": turn_delimiters(request, _prompt, markers),
         "pairs": pairs,
