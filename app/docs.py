@@ -5,7 +5,8 @@ The pages are written once, for GitHub and for this server alike: a link between
 (`api#post-apirender`), and every heading gets the id GitHub gives it, so one anchor
 works in both places. The pages are ours, but the service's Content Security Policy
 allows no inline style or script, so raw HTML in a page is escaped and a table's
-alignment (a `style` attribute) is dropped.
+alignment (a `style` attribute) is dropped. A table wider than a phone scrolls sideways
+in a region of its own that the keyboard can reach and a screen reader names.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
+from markupsafe import escape
 
 #: The pages' folder: `docs/` beside the `app` package, in a checkout and in the image.
 DOCS_DIR = Path(__file__).resolve().parents[1] / "docs"
@@ -103,20 +105,36 @@ def render_markdown(text: str) -> DocPage:
     parser = _parser()
     tokens = parser.parse(text)
     anchors: list[str] = []
-    title = ""
+    title = section = ""
+    shown: list[Token] = []
     for index, token in enumerate(tokens):
         if token.type == "heading_open":
-            words = heading_text(tokens[index + 1])
-            anchor = _unique(github_anchor(words), anchors)
+            section = heading_text(tokens[index + 1])
+            anchor = _unique(github_anchor(section), anchors)
             token.attrSet("id", anchor)
             anchors.append(anchor)
-            title = title or words
+            title = title or section
         elif token.type in ("th_open", "td_open") and token.attrs:
             token.attrs.pop("style", None)
         elif token.type == "inline":
             _serve_links(token.children or [])
-    html = parser.renderer.render(tokens, parser.options, {})
+        elif token.type == "table_open":
+            shown.append(_markup(_TABLE_REGION.format(label=escape(f"Table: {section}"))))
+        shown.append(token)
+        if token.type == "table_close":
+            shown.append(_markup("</div>\n"))
+    html = parser.renderer.render(shown, parser.options, {})
     return DocPage(title=title, html=html, anchors=frozenset(anchors))
+
+
+#: What a table is shown in: a region that scrolls sideways when the table is wider than
+#: the screen, focusable so that the keyboard scrolls it, named after its section.
+_TABLE_REGION = '<div class="table-scroll" role="region" tabindex="0" aria-label="{label}">\n'
+
+
+def _markup(html: str) -> Token:
+    """A token the renderer writes out as it is: markup of our own, never a page's text."""
+    return Token("html_block", "", 0, content=html)
 
 
 def heading_text(inline: Token) -> str:

@@ -381,6 +381,7 @@ CHEAP = [
     ("GET", "/api/engines"),
     ("GET", "/api/library/chatml"),
     ("POST", "/download/template.jinja"),
+    ("GET", "/docs/api"),
 ]
 
 

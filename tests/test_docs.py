@@ -9,14 +9,15 @@ file must exist and have a heading with that id.
 
 from __future__ import annotations
 
+import ast
 import re
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import pytest
 from markdown_it import MarkdownIt
 
 from app.config import SETTINGS
-from app.docs import render_markdown
+from app.docs import page_name, render_markdown
 from app.render.engines import ENGINES
 from tests.support import REPO
 
@@ -159,3 +160,51 @@ def test_the_anchors_are_the_ones_github_gives():
     for heading, anchor in headings.items():
         assert render_markdown(heading).anchors == {anchor}, heading
     assert render_markdown("## Docker\n\n## Docker").anchors == {"docker", "docker-1"}
+
+
+# ------------------------------------------------------------------ the page's links
+
+#: `docs_link('page', 'anchor')` in a template, or `"/docs/page#anchor"` anywhere.
+DOCS_LINK = re.compile(r"docs_link\(\s*(?:'([^']*)'(?:\s*,\s*'([^']*)')?)?\s*\)")
+DOCS_URL = re.compile(r"""["'`]/docs/([\w./-]*)(?:#([\w-]+))?["'`]""")
+
+
+def page_files() -> list[Path]:
+    """The running page's templates and scripts, and the app's own Python."""
+    scripts = [p for p in (REPO / "static").rglob("*.js") if "vendor" not in p.parts]
+    return [
+        *sorted((REPO / "app" / "templates").glob("*.html")),
+        *sorted(scripts),
+        *sorted((REPO / "app").rglob("*.py")),
+    ]
+
+
+def links_from_the_page() -> list[tuple[str, str, str]]:
+    """(file, address under /docs/, anchor) for every docs link the page can show."""
+    found = []
+    for path in page_files():
+        text = path.read_text(encoding="utf-8")
+        if path.suffix == ".py":  # strings only: docstrings may name any path
+            strings = [n.value for n in ast.walk(ast.parse(text)) if isinstance(n, ast.Constant)]
+            text = "\n".join(f'"{s}"' for s in strings if isinstance(s, str))
+        for match in [*DOCS_LINK.finditer(text), *DOCS_URL.finditer(text)]:
+            found.append((relative(path), match[1] or "", match[2] or ""))
+    return found
+
+
+def test_the_page_links_to_the_docs():
+    linked = set(links_from_the_page())
+    assert ("app/templates/page.html", "", "") in linked, "the header links to the index"
+    counted = ("app/templates/_tokens.html", "using-the-page", "tokens-per-message")
+    assert counted in linked, "the Tokens view says where its count is explained"
+
+
+def test_every_page_the_running_page_links_to_exists():
+    broken = []
+    for where, address, anchor in links_from_the_page():
+        file = DOCS / PurePosixPath(page_name(address))
+        if not file.is_file():
+            broken.append(f"{where}: /docs/{address} has no page")
+        elif anchor and anchor not in anchors(file):
+            broken.append(f"{where}: /docs/{address} has no heading #{anchor}")
+    assert broken == []
