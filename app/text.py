@@ -74,3 +74,21 @@ def gc_paused() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
+
+
+#: How long a note may be before the page folds it to its first sentence.
+FOLD_CHARS = 160
+
+
+def first_sentence(text: str, limit: int = FOLD_CHARS) -> tuple[str, str]:
+    """`text` as (its first sentence, the rest): the line a long note folds to. A text of
+    at most `limit` characters is not split (rest ""); a first sentence longer than that
+    is cut at the last space before it."""
+    if len(text) <= limit:
+        return text, ""
+    end = text.find(". ", 0, limit)
+    if end >= 0:
+        return text[: end + 1], text[end + 2 :]
+    cut = text.rfind(" ", 0, limit)
+    cut = cut if cut > 0 else limit
+    return text[:cut] + "…", text[cut:].lstrip()

@@ -47,13 +47,16 @@
 
   /** Move the view's kept output into `view`, dimmed under a note saying it is stale;
    * what the error output put there ("No prompt to tokenize", ...) is hidden, but for
-   * its caveats (what the engine does instead of this template holds for the failed
-   * render too), which the stale copy then leaves out. */
+   * its warnings (what the engine does instead of this template holds for the failed
+   * render too), which the stale copy then leaves out, and its quiet facts. */
   function showStale(view, from) {
     const content = document.createElement("div");
     content.className = "stale-content";
     content.append(...Array.from(from.childNodes));
     content.querySelectorAll(".caveats").forEach((list) => list.remove());
+    content.querySelectorAll(".warnings").forEach((box) => {
+      if (!box.querySelector("li")) box.remove();
+    });
     renameIds(content);
     const note = document.createElement("p");
     note.className = "notice stale-note";
@@ -64,7 +67,7 @@
     stale.className = "stale";
     stale.append(note, content);
     Array.from(view.children).forEach((child) => {
-      child.hidden = !child.classList.contains("caveats");
+      child.hidden = !child.classList.contains("warnings") && !child.classList.contains("facts");
     });
     view.append(stale);
     return content;

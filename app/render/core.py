@@ -117,9 +117,6 @@ class Engine(ABC):
     #: How a sentence names the program whose rendering it reproduces, when that is not
     #: its `label` ("llama-server").
     program_name: ClassVar[str | None] = None
-    #: What the request's `content_format` means to it, as the page's menu explains it
-    #: (None: it takes none).
-    content_format_help: ClassVar[str | None] = None
 
     @property
     def label(self) -> str:

@@ -17,6 +17,7 @@ from app.display.outputs import build_outputs
 from app.render.engines import engine_list, named_engines, parser_choices
 from app.state import PlaygroundState
 from app.state.form import first_visit, form_values, state_from_form
+from app.text import first_sentence
 from app.web.api import max_json_depth
 from app.web.library import library
 from app.web.outputs import pipeline
@@ -56,6 +57,20 @@ def code_spans(text: str) -> Markup:
     """`text` escaped, its `backquoted` parts as <code> (the engines' notes)."""
     parts = escape(text).split("`")
     return Markup("").join(Markup(f"<code>{p}</code>") if i % 2 else p for i, p in enumerate(parts))
+
+
+blueprint.add_app_template_global(first_sentence)
+
+
+@blueprint.app_template_filter("fold")
+def fold(text: str) -> Markup:
+    """`text` escaped; a long one folded to its first sentence, the rest behind "more"."""
+    head, rest = first_sentence(text)
+    if not rest:
+        return escape(text)
+    return Markup(
+        '<details class="fold"><summary>{} <span class="more">more</span></summary>{}</details>'
+    ).format(head, rest)
 
 
 @blueprint.get("/")
