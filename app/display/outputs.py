@@ -32,6 +32,7 @@ from app.answers.reading import (
     read_completion,
 )
 from app.display.comparison import compare_sides
+from app.display.hints import missing_field_hint
 from app.display.prompt import prompt_marks
 from app.display.tokens_view import TokensOf, id_blocks, tokens_view, tokens_with
 from app.display.views import Comparison, Outputs, PageLimits, Rendering
@@ -118,7 +119,7 @@ def render_main(
     try:
         rendered = pipeline.pool.render_exactly(sent)
     except TemplateProblem as problem:
-        return Rendering(problem=problem, **said)
+        return Rendering(problem=problem, hint=missing_field_hint(problem, sent.messages), **said)
     return Rendering(
         prompt=rendered.prompt,
         marks=prompt_marks(rendered.prompt, request.special_tokens.values(), request.template),
