@@ -52,7 +52,7 @@ def test_api_lists_the_engines_with_the_versions_they_reproduce(client):
 
 
 def _options(html: str, select_id: str) -> list[str]:
-    select = re.search(f'<select name="[^"]+" id="{select_id}">(.*?)</select>', html, re.S)
+    select = re.search(f'<select name="[^"]+" id="{select_id}"[^>]*>(.*?)</select>', html, re.S)
     assert select, f"no #{select_id} menu"
     return re.findall(r'<option value="([^"]*)"', select.group(1))
 

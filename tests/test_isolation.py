@@ -174,6 +174,9 @@ NOT_RENDERING = {
     *(("GET", path) for path in ("/healthz", "/metrics", "/api/engines", "/api/library")),
     ("GET", "/api/library/<name>"),
     ("GET", "/static/<path:filename>"),
+    # The documentation pages, Markdown files of the repository.
+    ("GET", "/docs/"),
+    ("GET", "/docs/<path:address>"),
 }
 #: The views a state may open: each computes what the others do not.
 VIEWS = ("analysis", "response", "command", "diff")
