@@ -50,6 +50,7 @@ from app.render.engines.llamacpp.messages import (
     normalise_content,
     parse_messages,
     parse_tools,
+    refuse_continued_tool_calls,
     to_json,
 )
 from app.render.engines.llamacpp.reasoning import (
@@ -235,6 +236,8 @@ def _continuation_mode(
         raise LlamaCppInputError(
             "Cannot set both add_generation_prompt and continue_final_message to true."
         )
+    if continuation is not None:
+        refuse_continued_tool_calls(parsed)
     return add_generation_prompt, continuation
 
 
