@@ -252,6 +252,14 @@ def _skip_reason(case: dict[str, Any], shared: bool) -> str:
 
 def record(build: Path, llama_cpp: Path, identity: dict[str, str]) -> str:
     """Extract, verify and write the test cases; a one-line summary."""
+    document = extract(build, llama_cpp, identity)
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    OUT.write_text(json.dumps(document, ensure_ascii=False, indent=0) + "\n", encoding="utf-8")
+    return f"{OUT}: {document['counts']}"
+
+
+def extract(build: Path, llama_cpp: Path, identity: dict[str, str]) -> dict[str, Any]:
+    """Extract the test cases and verify them with the harness; the fixture document."""
     dumped = run_dump(build, llama_cpp)
     program = build_mod.ensure_harness(build, llama_cpp)
     shas: dict[str, dict[str, Any]] = {}
@@ -298,7 +306,7 @@ def record(build: Path, llama_cpp: Path, identity: dict[str, str]) -> str:
             verdict["agrees_with_expect"] = False
         counts["verified_equal" if verdict["agrees_with_expect"] else "differs"] += 1
         case["verified"] = verdict
-    document = {
+    return {
         **identity,
         "upstream_file": TEST_FILE,
         "recorded_by": "python -m bench.record_llamacpp_answers --test-chat",
@@ -314,6 +322,3 @@ def record(build: Path, llama_cpp: Path, identity: dict[str, str]) -> str:
         "templates": shas,
         "cases": cases,
     }
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps(document, ensure_ascii=False, indent=0) + "\n", encoding="utf-8")
-    return f"{OUT}: {counts}"
