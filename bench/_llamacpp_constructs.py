@@ -6,7 +6,8 @@ own way. Those differences move from build to build, so they are recorded, not w
 down: each construct below is a one-line template rendered by the harness
 (`bench/llamacpp_answers/`) with llama-server's steps, and the fixture keeps the prompt or
 the error text the build answers; so are a few conversations whose request llama-server
-rewrites or refuses. The tests render the same with the engine.
+rewrites or refuses, and tool schemas its parsers read their own way (`schemas`: a call
+read with each, or the error). The tests render and read the same with the engine.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 
 from bench import _llamacpp_build as build_mod
 from tests.support import REPO
+from tests.support.shared_data import TEMPLATES_DIR
 
 OUT = REPO / "tests" / "support" / "llamacpp" / "constructs.json"
 
@@ -134,6 +136,69 @@ HANDLER_REQUESTS: dict[str, tuple[str, list[dict[str, Any]]]] = {
 }
 
 
+#: Tool parameters that llama.cpp's schema tree (common/json-schema.cpp) reads its own way:
+#: refused ("JSON schema error at ..."), or typed so that a value reads as JSON or text.
+SCHEMAS: dict[str, dict[str, Any]] = {
+    "an unknown type": {"type": "object", "properties": {"x": {"type": "str"}}},
+    "a format no string has": {
+        "type": "object",
+        "properties": {"x": {"format": "email"}},
+        "required": ["x"],
+    },
+    "an empty enum": {"type": "object", "properties": {"x": {"enum": []}}},
+    "a reference to another document": {
+        "type": "object",
+        "properties": {"x": {"$ref": "http://x/y"}},
+    },
+    "a string or null": {
+        "type": "object",
+        "properties": {"x": {"type": ["string", "null"]}},
+        "required": ["x"],
+    },
+}
+#: A shared template of each parser family, and a call of `f` with `x` that it writes.
+SCHEMA_CALLS: dict[str, str] = {
+    "Qwen3-Coder.jinja": (
+        "<tool_call>\n<function=f>\n<parameter=x>\nnull\n</parameter>\n</function>\n</tool_call>"
+    ),
+    "Qwen-Qwen3-0.6B.jinja": '<tool_call>\n{"name": "f", "arguments": {"x": "a@b"}}\n</tool_call>',
+    "MiniMax-M3.jinja": (
+        ']<]minimax[>[<tool_call>]<]minimax[>[<invoke name="f">]<]minimax[>[<x>null'
+        "]<]minimax[>[</x>]<]minimax[>[</invoke>]<]minimax[>[</tool_call>"
+    ),
+    "GLM-4.7-Flash.jinja": (
+        "<tool_call>f<arg_key>x</arg_key><arg_value>null</arg_value></tool_call>"
+    ),
+}
+
+
+def schema_lines() -> list[dict[str, Any]]:
+    """One chat completion per template and schema: the call read with `f(x)` declared."""
+    lines = []
+    for template, call in SCHEMA_CALLS.items():
+        source = (TEMPLATES_DIR / template).read_text(encoding="utf-8")
+        for name, parameters in SCHEMAS.items():
+            function = {"name": "f", "description": "d", "parameters": parameters}
+            lines.append(
+                {
+                    "id": f"{template} | {name}",
+                    "template": source,
+                    "messages": [{"role": "user", "content": "Hi"}],
+                    "tools": [{"type": "function", "function": function}],
+                    "completions": [call],
+                }
+            )
+    return lines
+
+
+def _reading(answer: dict[str, Any]) -> dict[str, Any]:
+    """The tool calls read, or the error (the template's, or the parse's)."""
+    result = (answer.get("results") or [{}])[0]
+    if "error" in answer or "error" in result:
+        return {"error": answer.get("error") or result["error"]}
+    return {"tool_calls": result["result"]["tool_calls"]}
+
+
 def harness_line(name: str, template: str) -> dict[str, Any]:
     """The /apply-template request that renders one construct."""
     return {
@@ -180,27 +245,43 @@ def record(build: Path, llama_cpp: Path, identity: dict[str, str]) -> dict[str, 
     lines = [harness_line(name, template) for name, template in CONSTRUCTS.items()]
     probes = _probes()
     lines += [request_line(name) for name in probes]
+    checked = schema_lines()
+    lines += checked
     answers = build_mod.run_harness(program, lines, build / "constructs-stderr.log")
+    schemas = {
+        line["id"]: {
+            "template": line["id"].split(" | ")[0],
+            "parameters": line["tools"][0]["function"]["parameters"],
+            "completion": line["completions"][0],
+            **_reading(answer),
+        }
+        for line, answer in zip(checked, answers[-len(checked) :], strict=True)
+    }
     constructs = {
         name: {"template": template, **_outcome(answer)}
         for (name, template), answer in zip(CONSTRUCTS.items(), answers, strict=False)
     }
     requests = {
         name: {**probe, **_outcome(answer)}
-        for (name, probe), answer in zip(probes.items(), answers[len(CONSTRUCTS) :], strict=True)
+        for (name, probe), answer in zip(
+            probes.items(), answers[len(CONSTRUCTS) : len(CONSTRUCTS) + len(probes)], strict=True
+        )
     }
     return {
         **identity,
         "recorded_by": "python -m bench.record_llamacpp_answers",
         "about": (
             "One-line templates (`constructs`), and conversations rendered with a plain template "
-            "(`requests`), through llama.cpp's own common library with llama-server's "
-            "/apply-template steps (bench/llamacpp_answers): the prompt, or the error text."
+            "or a handler's (`requests`), through llama.cpp's own common library with "
+            "llama-server's /apply-template steps (bench/llamacpp_answers): the prompt, or the "
+            "error text; and (`schemas`) a tool call read as a chat completion with tool "
+            "parameters its schema tree reads its own way: the calls, or the error."
         ),
         "kwargs": KWARGS,
         "constructs": constructs,
         "request_template": PLAIN,
         "requests": requests,
+        "schemas": schemas,
     }
 
 
@@ -210,4 +291,5 @@ def write(document: dict[str, Any]) -> str:
     errors = sum("error" in c for c in document["constructs"].values())
     refused = sum("error" in c for c in document["requests"].values())
     counts = f"{len(document['constructs'])} constructs ({errors} refused)"
-    return f"{OUT}: {counts}, {len(document['requests'])} requests ({refused} refused)"
+    counts += f", {len(document['requests'])} requests ({refused} refused)"
+    return f"{OUT}: {counts}, {len(document['schemas'])} schema readings"

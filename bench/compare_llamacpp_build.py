@@ -193,6 +193,7 @@ def compare(build: Path, llama_cpp: Path, with_test_chat: bool = False) -> list[
     lines += report("capabilities (templates)", caps_changes(renders, new_renders))
     lines += report("constructs", construct_changes(constructs, new_constructs))
     lines += report("request probes", construct_changes(constructs, new_constructs, "requests"))
+    lines += report("schema readings", construct_changes(constructs, new_constructs, "schemas"))
     lines += report("parse requests", request_changes(answers, new_answers))
     lines += report("parses (completions)", parse_changes(answers, new_answers))
     if with_test_chat:

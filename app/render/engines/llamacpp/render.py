@@ -79,9 +79,9 @@ class LlamaCppEngine(Engine):
     name = "llama.cpp (llama-server)"
     program_name = "llama-server"
     #: The llama-server build whose recorded renders the tests compare against.
-    version = "b10573"
+    version = "b11434"
     description = (
-        "What llama-server (build b10573) returns from /apply-template: its message "
+        "What llama-server (build b11434) returns from /apply-template: its message "
         "rewrites, its template variables and the semantics of its own Jinja engine."
     )
 
