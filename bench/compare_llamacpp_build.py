@@ -43,9 +43,11 @@ def excerpt_difference(old: Any, new: Any) -> str:
 
 
 def _short(outcome: Any) -> str:
-    """An outcome in a few words: a text's start, or the error's."""
+    """An outcome in a few words: a text's start, the error's, or the tool calls."""
     if isinstance(outcome, dict) and "error" in outcome:
         return f"error {str(outcome['error'])[:120]!r}"
+    if isinstance(outcome, dict) and "tool_calls" in outcome:
+        return f"tool calls {json.dumps(outcome['tool_calls'])[:120]}"
     return repr(outcome)[:120]
 
 
@@ -83,12 +85,17 @@ def construct_changes(
     new ones are not counted."""
     changed = []
     for name, before in old[key].items():
-        after = new[key].get(name, {})
-        if after != before:
-            was = before.get("prompt", before)
-            now = after.get("prompt", after)
+        was, now = _outcome(before), _outcome(new[key].get(name, {}))
+        if was != now:
             changed.append(f"{name}: {excerpt_difference(was, now)}")
     return len(old[key]), changed
+
+
+def _outcome(entry: dict[str, Any]) -> Any:
+    """What a recorded probe answered: its prompt, or its error or tool calls."""
+    if "prompt" in entry:
+        return entry["prompt"]
+    return {k: entry[k] for k in ("error", "tool_calls") if k in entry}
 
 
 def _test_chat_key(case: dict[str, Any]) -> str:
