@@ -45,6 +45,8 @@ COPY pyproject.toml README.md gunicorn.conf.py ./
 COPY app ./app
 RUN pip install --no-cache-dir --no-deps --no-build-isolation .
 COPY templates_lib ./templates_lib
+# The documentation the page links to, served at /docs/.
+COPY docs ./docs
 COPY static ./static
 COPY --from=assets /build/vendor ./static/vendor
 # Node, one binary that links only glibc and the C++ runtime (Debian's base image has both:

@@ -47,6 +47,18 @@ def when_ready(server):
 
     if warning := priority_warning():
         server.log.warning(warning)
+    for address in server.cfg.address:
+        server.log.info(_ready_line(address))
+
+
+def _ready_line(address):
+    """The line a person starting the playground looks for: the address to open."""
+    if isinstance(address, str):  # a Unix socket: a proxy in front serves the page
+        return f"The playground is ready on the socket {address} (open it through your proxy)"
+    host, port = address[0], address[1]
+    host = {"0.0.0.0": "localhost", "::": "localhost", "": "localhost"}.get(host, host)
+    host = f"[{host}]" if ":" in host else host
+    return f"The playground is ready: open http://{host}:{port}/"
 
 
 def child_exit(server, worker):

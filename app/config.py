@@ -29,7 +29,7 @@ def _megabytes(text: str) -> int:
     return int(float(text) * 1024 * 1024)
 
 
-#: Every setting of the playground; the README documents each one (a test checks it).
+#: Every setting of the playground; docs/running-a-service.md documents each one (a test checks it).
 SETTINGS = (
     Setting("CPU_SECONDS", 2.0, float, "Seconds one render may run before its worker is killed."),
     Setting("MEMORY_MB", 512, int, "Memory (MiB) a render worker may add on top of its start."),

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import gc
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -43,6 +43,27 @@ def template_markers(template: str) -> list[str]:
     return sorted(found)
 
 
+#: How far either side of a position `marker_around` looks for a marker-shaped string.
+_MARKER_REACH = 52
+
+
+def marker_around(text: str, position: int, markers: Iterable[str] = ()) -> int | None:
+    """The start of a marker of `text` that `position` falls strictly inside, if any: one
+    of `markers` (special tokens, whatever their shape) or any marker-shaped string (a
+    role marker a template writes as `'<|' + role + '|>'` is in no list)."""
+    for marker in markers:
+        found = text.find(marker, max(0, position - len(marker) + 1), position + len(marker) - 1)
+        while found != -1 and found < position:
+            if found + len(marker) > position:
+                return found
+            found = text.find(marker, found + 1, position + len(marker) - 1)
+    low = max(0, position - _MARKER_REACH)
+    for shaped in _TEMPLATE_MARKER.finditer(text, low, position + _MARKER_REACH):
+        if shaped.start() < position < shaped.end():
+            return shaped.start()
+    return None
+
+
 def common_prefix_length(left: Sequence[Any], right: Sequence[Any]) -> int:
     """Length of the common prefix of two strings or lists (token ids, say).
 
@@ -74,3 +95,21 @@ def gc_paused() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
+
+
+#: How long a note may be before the page folds it to its first sentence.
+FOLD_CHARS = 160
+
+
+def first_sentence(text: str, limit: int = FOLD_CHARS) -> tuple[str, str]:
+    """`text` as (its first sentence, the rest): the line a long note folds to. A text of
+    at most `limit` characters is not split (rest ""); a first sentence longer than that
+    is cut at the last space before it."""
+    if len(text) <= limit:
+        return text, ""
+    end = text.find(". ", 0, limit)
+    if end >= 0:
+        return text[: end + 1], text[end + 2 :]
+    cut = text.rfind(" ", 0, limit)
+    cut = cut if cut > 0 else limit
+    return text[:cut] + "…", text[cut:].lstrip()

@@ -1,7 +1,7 @@
 """Benchmark the page's live loop in a real browser: `python -m bench.page`.
 
 Keystroke to updated output, p50/p95 over `--edits` edits, in Debian's Chromium driven
-by Playwright against gunicorn, for the goals of the page (README, Benchmarks):
+by Playwright against gunicorn, for the goals of the page (docs/developing.md, Benchmarks):
 
 - a small prompt with a synthetic 150k-token vocabulary loaded: p95 <= 100 ms beyond the
   150 ms debounce;
@@ -12,7 +12,7 @@ by Playwright against gunicorn, for the goals of the page (README, Benchmarks):
 "Updated" is two frames after the new output is swapped in, so layout, paint and what
 the page draws right after the swap count. `--repo OTHER_CHECKOUT` serves another
 checkout's code (read only) with the same browser steps, for before/after figures; that
-checkout needs its own npm assets (README, Benchmarks). `--vocab FILE.gguf` loads a real
+checkout needs its own npm assets (docs/developing.md, Benchmarks). `--vocab FILE.gguf` loads a real
 vocabulary instead of the synthetic one, and `--words N` sizes the long prompt for it.
 """
 

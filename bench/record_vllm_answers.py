@@ -25,7 +25,7 @@ writes into its vLLM test cases whether vLLM 0.33.0 meets each expectation
 
 vLLM 0.33.0's parser modules import `ijson` and `mistral_common` (and through it
 `jsonschema`, `referencing`, `rpds-py`, `jsonschema-specifications`, `pycountry`,
-`pydantic-extra-types`), which `bench/record_vllm.requirements.txt` does not list yet.
+`pydantic-extra-types`): `bench/record_vllm.requirements.txt` pins them.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.vllm_answer_cases import MALFORMED, TOKENS, serve_cases, suggest_for_templates
+from bench.vllm_answer_cases_b import MALFORMED_B, SERVE_EXTRA
 from tests.support import REPO
 from tests.support.vllm.expectations import meets
 
@@ -98,7 +99,7 @@ def cases_for(parser: str, extra: list[dict[str, Any]]) -> list[dict[str, Any]]:
     kind, name = parser.split(":", 1)
     found: dict[str, dict[str, Any]] = {}
     if kind == "serve":
-        for case in serve_cases(name):
+        for case in serve_cases(name) + SERVE_EXTRA.get(name, []):
             found[case["name"]] = _case(case["name"], case)
     tests = PARSER_CASES / f"{kind}_{name.replace('-', '_')}.json"
     if tests.exists():
@@ -107,7 +108,7 @@ def cases_for(parser: str, extra: list[dict[str, Any]]) -> list[dict[str, Any]]:
     if kind != "serve":
         for case in menu_cases(parser):
             found[case["name"]] = case
-    for label, case in MALFORMED.get(parser, {}).items():
+    for label, case in (MALFORMED.get(parser, {}) | MALFORMED_B.get(parser, {})).items():
         found[f"malformed/{label}"] = _case(f"malformed/{label}", case)
     for case in extra:
         found.setdefault(case["name"], _case(case["name"], case))
@@ -137,13 +138,19 @@ def record_holds(parser: str, answers: dict[tuple, dict]) -> None:
     """Write into the parser's vLLM test cases whether vLLM 0.33.0 meets each one."""
     kind, name = parser.split(":", 1)
     path = PARSER_CASES / f"{kind}_{name.replace('-', '_')}.json"
-    if kind != "tool" or not path.exists():
+    if kind == "serve" or not path.exists():
         return
     doc = json.loads(path.read_text(encoding="utf-8"))
     for case in doc["cases"]:
         answer = answers.get((parser, f"vllm_test/{case['name']}"))
-        if answer is not None:
+        if answer is None:
+            continue
+        if kind == "tool":
             case["holds_in_vllm_0_33_0"] = meets(case["expect"], answer)
+        else:  # a reasoning test checks both fields
+            case["holds_in_vllm_0_33_0"] = all(
+                answer.get(field) == case["expect"][field] for field in ("reasoning", "content")
+            )
     path.write_text(json.dumps(doc, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
 
 
@@ -152,7 +159,9 @@ def all_parsers() -> list[str]:
     from app.render.engines.vllm.answers import reasoning_parsers, tool_parsers
 
     names = [f"tool:{n}" for n in tool_parsers()] + [f"reasoning:{n}" for n in reasoning_parsers()]
-    pairs = sorted({f"serve:{t}+{r}" for t, r in suggest_for_templates().values()})
+    pairs = sorted({f"serve:{t}+{r}" for t, r in suggest_for_templates().values()} | {
+        f"serve:{pair}" for pair in SERVE_EXTRA
+    })  # fmt: skip
     return names + pairs
 
 

@@ -21,6 +21,9 @@ TOKENS = (
     "<|tool_call_argument_begin|>", "<minimax:tool_call>", "</minimax:tool_call>",
     "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>", "<|im_start|>", "<|im_end|>",
     "<|system|>", "<|user|>", "<|assistant|>", "<|observation|>",
+    "<|channel>", "<channel|>", "<|tool_call>", "<tool_call|>", '<|"|>', "<|turn>",
+    "<turn|>", "<|tool_response>", "<tool_response|>",
+    "<|open|>", "<|close|>", "<|sep|>", "<|end_of_msg|>",
 )  # fmt: skip
 
 W = '{"name": "get_weather", "arguments": {"city": "Paris"}}'

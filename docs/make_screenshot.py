@@ -6,8 +6,8 @@ Starts gunicorn as the tests do (one worker, a throwaway data folder), drives De
 Chromium (`/usr/bin/chromium`, or `PLAYGROUND_CHROMIUM`) with Playwright, loads the
 llama SentencePiece test vocabulary from llama.cpp as a GGUF upload, writes the
 Hermes-style tool-calling template of `docs/tool_calling.jinja`, tools and a
-conversation with a tool call and its result, opens the Tokens tab and saves a
-1400x1000 screenshot.
+conversation with a tool call and its result, opens the Tokens tab and saves the page
+at 1440x900, the width the browser tests check.
 """
 
 from __future__ import annotations
@@ -85,12 +85,12 @@ def main(output: Path) -> None:
             browser = playwright.chromium.launch(
                 executable_path=chromium_path(), args=CHROMIUM_ARGS
             )
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page = browser.new_page(viewport={"width": 1440, "height": 900})
             page.set_default_timeout(15_000)
             page.on("pageerror", lambda error: errors.append(str(error)))
             page.on("console", lambda m: m.type == "error" and errors.append(m.text))
             page.goto(server.url + "/")
-            expect(page.locator(".CodeMirror")).to_be_visible()
+            expect(page.locator(".cm-editor")).to_be_visible()
 
             page.set_input_files("#gguf-file", str(VOCAB))
             expect(page.locator("#source-arch")).to_have_text("llama")

@@ -294,6 +294,12 @@
     output.dataset.drawn = "1";
     if (observer) observer.disconnect();
     observer = new IntersectionObserver(onSight, { rootMargin: NEAR });
+    // A stale copy of the last good output (views.js moves its blocks under an error)
+    // is drawn as it comes on screen too: blocks that were off screen (a hidden pane on
+    // a phone) were plain text when they moved, and would stay so.
+    document.querySelectorAll(".stale-content .block").forEach((block) => {
+      if (blocks.has(block)) observer.observe(block);
+    });
     tokens = null;
     const prompt = document.getElementById("prompt");
     if (prompt) drawPrompt(prompt);

@@ -17,4 +17,18 @@
 
   buttons.forEach((button) => button.addEventListener("click", () => showPane(button.dataset.pane)));
   showPane("inputs");
+
+  // The skip link: the Output pane (where panes stack), focus on the open view's tab.
+  const skip = document.querySelector(".skip-link");
+  if (skip) {
+    skip.addEventListener("click", (event) => {
+      event.preventDefault();
+      showPane("outputs");
+      const tab = document.querySelector('.tab[aria-selected="true"]');
+      if (tab) {
+        tab.scrollIntoView({ block: "nearest" });
+        tab.focus();
+      }
+    });
+  }
 })();

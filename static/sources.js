@@ -26,8 +26,38 @@
     event.stopPropagation(); // rendered once the template is in the editor
     if (!librarySelect.value) return;
     const entry = await libraryTemplate(librarySelect.value);
+    useLibraryTokens(entry);
     setTemplate(entry.template);
   });
+
+  /** The entry's special tokens go in when no vocabulary is loaded and the field holds
+   * none or another entry's: never the user's own, nor a loaded source's. The server
+   * does the same without scripts (app/state/library_choice.py). */
+  function useLibraryTokens(entry) {
+    if ($("#source_id").value) return;
+    const field = $("#special_tokens");
+    const current = tokensIn(field.value);
+    if (current === null) return;
+    const entries = [...librarySelect.options].map((option) => tokensIn(option.dataset.specialTokens || ""));
+    const fromLibrary = !Object.keys(current).length || entries.some((tokens) => tokens && sameTokens(tokens, current));
+    if (fromLibrary) field.value = JSON.stringify(entry.special_tokens || {}, null, 2);
+  }
+
+  /** A special-tokens object from JSON text ({} for none), or null when it is not one. */
+  function tokensIn(text) {
+    if (!text.trim()) return {};
+    try {
+      const value = JSON.parse(text);
+      return value && typeof value === "object" && !Array.isArray(value) ? value : null;
+    } catch (error) {
+      return null;
+    }
+  }
+
+  function sameTokens(left, right) {
+    const names = Object.keys(left);
+    return names.length === Object.keys(right).length && names.every((name) => left[name] === right[name]);
+  }
 
   /** The editor now holds a template of the loaded source, not the library's. */
   function notFromLibrary() {

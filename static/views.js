@@ -47,13 +47,16 @@
 
   /** Move the view's kept output into `view`, dimmed under a note saying it is stale;
    * what the error output put there ("No prompt to tokenize", ...) is hidden, but for
-   * its caveats (what the engine does instead of this template holds for the failed
-   * render too), which the stale copy then leaves out. */
+   * its warnings (what the engine does instead of this template holds for the failed
+   * render too), which the stale copy then leaves out, and its quiet facts. */
   function showStale(view, from) {
     const content = document.createElement("div");
     content.className = "stale-content";
     content.append(...Array.from(from.childNodes));
     content.querySelectorAll(".caveats").forEach((list) => list.remove());
+    content.querySelectorAll(".warnings").forEach((box) => {
+      if (!box.querySelector("li")) box.remove();
+    });
     renameIds(content);
     const note = document.createElement("p");
     note.className = "notice stale-note";
@@ -64,7 +67,7 @@
     stale.className = "stale";
     stale.append(note, content);
     Array.from(view.children).forEach((child) => {
-      child.hidden = !child.classList.contains("caveats");
+      child.hidden = !child.classList.contains("warnings") && !child.classList.contains("facts");
     });
     view.append(stale);
     return content;
@@ -112,4 +115,24 @@
   if (picker) picker.addEventListener("change", showLayout);
   document.body.addEventListener("htmx:afterSwap", showLayout);
   showLayout();
+})();
+
+// --- The Response view's parser menus: one line saying what was chosen ---
+(function () {
+  const menus = document.getElementById("parser-menus");
+  const summary = document.getElementById("parser-summary");
+  if (!menus || !summary) return;
+  /** "as each engine picks", or the choices that differ from it, by engine and flag. */
+  function summarize() {
+    const chosen = Array.from(menus.querySelectorAll("select"))
+      .filter((select) => select.value)
+      .map((select) => select.dataset.names + " " + select.value);
+    summary.textContent = chosen.length
+      ? chosen.join(", ") + "; the rest as each engine picks"
+      : "as each engine picks for this template";
+  }
+  menus.addEventListener("change", summarize);
+  // A saved state put back (persist.js) fires no change event: summarize after each render.
+  document.body.addEventListener("htmx:afterSwap", summarize);
+  summarize();
 })();

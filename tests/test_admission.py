@@ -343,8 +343,8 @@ def test_fetch_slots_refuse_a_client_over_its_limit_and_everyone_when_full():
 
 # --------------------------------------------------------------------------- the app
 
-#: What the README calls expensive and cheap (an unknown share or source id is fine: the
-#: point is whether the request is counted, not what it answers).
+#: What docs/running-a-service.md calls expensive and cheap (an unknown share or source id
+#: is fine: the point is whether the request is counted, not what it answers).
 EXPENSIVE = [
     ("POST", "/api/render"),
     ("POST", "/api/outputs"),
@@ -381,6 +381,7 @@ CHEAP = [
     ("GET", "/api/engines"),
     ("GET", "/api/library/chatml"),
     ("POST", "/download/template.jinja"),
+    ("GET", "/docs/api"),
 ]
 
 
@@ -409,7 +410,7 @@ def test_every_route_is_either_expensive_or_cheap(limited_app):
     urls = limited_app.url_map.bind("localhost")
     listed = {urls.match(path, method)[0] for method, path in EXPENSIVE + REMOTE + CHEAP}
     routes = {rule.endpoint for rule in limited_app.url_map.iter_rules()}
-    assert listed == routes, "classify the new route in EXPENSIVE, REMOTE or CHEAP (and the README)"
+    assert listed == routes, "classify the new route in EXPENSIVE, REMOTE or CHEAP (and the docs)"
     remote = {urls.match(path, method)[0] for method, path in REMOTE}
     assert remote == admission.REMOTE_ENDPOINTS
 

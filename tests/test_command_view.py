@@ -38,7 +38,8 @@ def test_hugging_face_files_are_not_named_as_the_model(client):
             assert " -m MODEL.gguf " in command or "LLAMA_ARG_MODEL=MODEL.gguf" in command
         if engine in ("vllm", "transformers"):
             assert "ORG/MODEL" in command
-    assert "MODEL.gguf" in html.split("data-engine", 1)[0]
+    # Said under the commands, in their notes.
+    assert "MODEL.gguf" in html.split('id="command-notes"', 1)[1]
     note = html.split('id="model-placeholder"', 1)[1].split("</p>", 1)[0]
     assert "MODEL.gguf" in note and "no GGUF is loaded" in note
 

@@ -323,7 +323,7 @@ def run_edge_llm(command: str, workdir: Path) -> list[list[Any]]:
 
 def test_edge_llm_exports_with_the_template_as_the_checkpoints_chat_template(workdir: Path):
     """Edge-LLM's export copies the checkpoint's chat_template.jinja to ONNX_DIR/llm and
-    its builder copies it beside the engine (README, edge-llm): the template goes there
+    its builder copies it beside the engine (docs/engines/edge-llm.md): the template goes there
     byte for byte, then the export and the build run as Edge-LLM's Quick Start runs them."""
     template = ADVERSARIAL["nasty"]
     item = entry(build_commands(template, {}), "edge-llm", "export")

@@ -298,6 +298,13 @@ def test_image_steps_install_and_serve(tmp_path):
             with urllib.request.urlopen(url + asset, timeout=10) as response:
                 assert response.status == 200, asset
                 assert response.read(), asset
+        # The documentation the page links to: the image's own docs/, without the files
+        # that only make the README's screenshot.
+        documentation = re.search(r'href="(/docs/[^"]*)"', page)
+        assert documentation, "the page links to its documentation"
+        with urllib.request.urlopen(url + documentation[1], timeout=10) as response:
+            assert "<h1" in response.read().decode()
+        assert not list((workdir / "docs").glob("*.png")), "the image carries no screenshot"
 
         # The image's HEALTHCHECK command, as Docker would run it in the container.
         healthcheck = exec_form(final.last("HEALTHCHECK").partition(" CMD ")[2])

@@ -1,7 +1,7 @@
 """Edge-LLM's request shaping (`app.render.engines.edge_llm.context`) against the real code.
 
 For every shared template × conversation the recorder sent Edge-LLM's own
-`ChatTemplate::apply` (a recording of Edge-LLM's own code: README, Engines, edge-llm),
+`ChatTemplate::apply` (a recording of Edge-LLM's own code: docs/engines/edge-llm.md),
 the context we build must equal the JSON object Edge-LLM handed to Inja, key order
 included (templates can see the order through `tojson`, `items` and loops over a
 mapping). Then a few rules on their own.

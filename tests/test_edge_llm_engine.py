@@ -3,7 +3,7 @@ shared template its load verdict, and for every recorded conversation its prompt
 error, from the request as a client sends it (`tests/support/edge_llm/recorded.json`).
 
 The recording called Edge-LLM's C++ chat template code directly; the engine puts Edge-LLM's
-OpenAI server in front of it (README, Engines, edge-llm), which refuses some of those
+OpenAI server in front of it (docs/engines/edge-llm.md), which refuses some of those
 requests outright: those must be refused, in the server's words, and the rest render as
 recorded. (What the C++ code made of the refused ones is checked in
 test_edge_llm_context.py, without the server.)"""

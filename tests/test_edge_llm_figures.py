@@ -1,4 +1,4 @@
-"""The README's Edge-LLM figures (Engines, edge-llm), counted again from the recording of
+"""The Edge-LLM figures of docs/engines/edge-llm.md, counted again from the recording of
 Edge-LLM's own code, so that they cannot go stale: which shared templates load and why the
 others do not, and how many render each conversation in its table."""
 
@@ -13,15 +13,9 @@ from tests.support.edge_llm import RECORDED, recorded
 
 pytestmark = pytest.mark.skipif(not RECORDED.exists(), reason="no Edge-LLM recording")
 
-README = (REPO / "README.md").read_text(encoding="utf-8")
+PAGE = (REPO / "docs" / "engines" / "edge-llm.md").read_text(encoding="utf-8")
 #: Inja's parser error: where, and why.
 PARSER_ERROR = re.compile(r"^\[inja\.exception\.parser_error\] \(at (\d+):(\d+)\) (.+)$")
-
-
-def section() -> str:
-    """The README's edge-llm section."""
-    start = README.index("### edge-llm:")
-    return README[start : README.index("\n### ", start + 1)]
 
 
 def renders(*conversations: str) -> int:
@@ -38,16 +32,14 @@ def test_the_load_count_is_the_recordings():
     loading = sum(entry["load"]["ok"] for entry in templates.values())
     refused = len(templates) - loading
     assert f"Of the {len(templates)} shared templates, {loading} load and {refused} do not" in (
-        section()
+        PAGE
     )
 
 
 def test_every_refused_template_is_listed_with_its_place_and_reason():
     listed = {
         match[1]: (int(match[2]), int(match[3]), match[4])
-        for match in re.finditer(
-            r"^- `([^`]+)` \(line (\d+), column (\d+)\): (.+)$", section(), re.M
-        )
+        for match in re.finditer(r"^- `([^`]+)` \(line (\d+), column (\d+)\): (.+)$", PAGE, re.M)
     }
     refused = {}
     for stem, entry in recorded()["templates"].items():
@@ -59,13 +51,13 @@ def test_every_refused_template_is_listed_with_its_place_and_reason():
 
 def test_every_row_of_the_table_is_counted_from_the_recording():
     """A row names one conversation or several (rendered all), and how many render."""
-    rows = re.findall(r"^\| (.*`.*) \| (\d+) \|$", section(), re.M)
+    rows = re.findall(r"^\| (.*`.*) \| (\d+) \|$", PAGE, re.M)
     assert len(rows) >= 10
     wrong = []
     for cell, figure in rows:
         names = re.findall(r"`([^`]+)`", cell.split(":")[0])
         if renders(*names) != int(figure):
-            wrong.append(f"{names}: README {figure}, recording {renders(*names)}")
+            wrong.append(f"{names}: the page {figure}, recording {renders(*names)}")
     assert wrong == []
 
 
@@ -74,4 +66,4 @@ def test_the_issues_figure_is_a_plain_chat_a_generation_prompt_and_a_tool_round(
     add_generation_prompt and a tool round without an error: the tool round whose
     call has null content, as OpenAI clients send it."""
     assert renders("single-turn", "single-turn-gen-prompt", "tool-call-content-null") == 42
-    assert "(the issue's 42) | 42 |" in section()
+    assert "(the issue's 42) | 42 |" in PAGE

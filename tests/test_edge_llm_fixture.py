@@ -1,4 +1,4 @@
-"""The Edge-LLM recording (of Edge-LLM's own code: README, Engines, edge-llm) is whole and
+"""The Edge-LLM recording (of Edge-LLM's own code: docs/engines/edge-llm.md) is whole and
 matches what it was made of.
 
 Every shared template is recorded under its current SHA-256, with a load verdict in

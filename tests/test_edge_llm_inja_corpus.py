@@ -1,7 +1,7 @@
 """The Edge-LLM Inja interpreter against Edge-LLM's own renderer on the shared templates.
 
-`tests/support/edge_llm/recorded.json` (a recording of Edge-LLM's own code: README,
-Engines, edge-llm) holds, per template,
+`tests/support/edge_llm/recorded.json` (a recording of Edge-LLM's own code: docs/engines/
+edge-llm.md) holds, per template,
 Edge-LLM's load verdict and, per corpus conversation, the JSON context chatTemplate.cpp
 handed to Inja with the prompt or the error that came back. Here the same template is
 loaded with `inja.render.load` and rendered with that context: the verdict, the prompt

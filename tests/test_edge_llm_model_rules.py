@@ -1,5 +1,5 @@
 """What Edge-LLM refuses of a model before it parses the template, on the page: a model
-with named templates, and a template file over its size limit (README, Engines, edge-llm).
+with named templates, and a template file over its size limit (docs/engines/edge-llm.md).
 
 Read at 83f5f76: `ChatTemplate::Impl::load` fails when the model folder has
 `additional_chat_templates/` ("named provider chat templates are unsupported; the model

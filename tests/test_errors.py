@@ -19,7 +19,7 @@ from app.sources.worker import Refused
 
 APP = Path(__file__).resolve().parents[1] / "app"
 
-#: One of each, with the status and body the README documents.
+#: One of each, with the status and body docs/api.md documents.
 EXAMPLES = [
     (TemplateProblem("UndefinedError", "x is undefined", 3), 422),
     (RequestError("messages", "'messages' must be a list."), 400),

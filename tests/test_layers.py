@@ -92,9 +92,10 @@ def _package_graph() -> dict[str, set[str]]:
     return graph
 
 
-def _readme_layers() -> dict[str, int]:
-    """The line of the README's Layout picture on which each part of `app` is named."""
-    layout = (REPO / "README.md").read_text().split("## Layout", 1)[1]
+def _layout_layers() -> dict[str, int]:
+    """The line of the Layout picture (docs/developing.md) on which each part of `app` is
+    named."""
+    layout = (REPO / "docs" / "developing.md").read_text().split("## Layout", 1)[1]
     picture = layout.split("```", 2)[1]
     lines: dict[str, int] = {}
     for number, line in enumerate(picture.splitlines()):
@@ -103,8 +104,8 @@ def _readme_layers() -> dict[str, int]:
     return lines
 
 
-def test_each_part_of_app_imports_only_parts_below_it_in_the_readme() -> None:
-    graph, lines = _package_graph(), _readme_layers()
+def test_each_part_of_app_imports_only_parts_below_it_in_the_layout() -> None:
+    graph, lines = _package_graph(), _layout_layers()
     assert graph.keys() <= lines.keys(), f"not in the Layout picture: {graph.keys() - lines.keys()}"
     upward = [f"{a} -> {b}" for a, used in graph.items() for b in used if lines[b] <= lines[a]]
     assert upward == []

@@ -51,10 +51,11 @@ def test_manifest_entries_are_complete(entry):
     assert LIBRARY.template(entry.name)
 
 
-def test_readme_lists_every_entry():
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
+def test_the_page_guide_lists_every_entry():
+    guide = (REPO / "docs" / "using-the-page.md").read_text(encoding="utf-8")
+    library = guide.split("\n## Template library", 1)[1]
     for entry in LIBRARY.entries:
-        assert f"`{entry.name}`" in readme, f"README does not list {entry.name}"
+        assert f"| `{entry.name}` |" in library, f"the page's guide does not list {entry.name}"
 
 
 def test_library_api(client):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import http.client
 import os
+import select
 import shutil
 import signal
 import socket
@@ -108,3 +109,35 @@ def test_serve_on_a_unix_socket_answers_there(folder):
             os.killpg(server.pid, signal.SIGTERM)
         _, said = server.communicate(timeout=60)
     assert status == 200, said[-2000:]
+
+
+def test_serve_says_the_address_to_open(folder):
+    with socket.create_server(("127.0.0.1", 0)) as probe:
+        port = probe.getsockname()[1]
+    server = subprocess.Popen(
+        [str(REPO / "playground"), "serve"],
+        env={
+            **os.environ,
+            "PLAYGROUND_BIND": f"127.0.0.1:{port}",
+            "PLAYGROUND_WORKERS": "1",
+            "PLAYGROUND_DATA_DIR": str(folder),
+        },
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    said = [""]
+    try:
+        # Lines as they come, for at most two minutes (a line that never comes must not hang).
+        os.set_blocking(server.stdout.fileno(), False)
+        deadline = time.monotonic() + 120
+        while not any("open http://" in line for line in said) and time.monotonic() < deadline:
+            if select.select([server.stdout], [], [], 1)[0]:
+                said.extend(server.stdout.readlines())
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(server.pid, signal.SIGTERM)
+        server.communicate(timeout=60)
+    ready = [line for line in said if "The playground is ready" in line]
+    assert ready and f"open http://127.0.0.1:{port}/" in ready[0], said[-5:]

@@ -165,12 +165,26 @@ CALLS = (
 )
 
 
-def test_servers_get_tool_call_arguments_as_json_text_as_openai_clients_send_them(client):
-    # vLLM refuses arguments given as objects; its clients send JSON text, which it parses
-    # back into the objects transformers renders: the tool example is then identical.
-    report = analyze(client, CALLS, [{"role": "user", "content": "Hi"}])
-    tools = {c["conversation"]: c["outcome"] for c in row(report, "vllm")["cases"]}
-    assert tools["parallel-tools"] == "identical"
+def _vllm_row(client, **fields: str) -> dict[str, Any]:
+    """vLLM's row for CALLS, the arguments sent as `fields` say."""
+    body = {"template": CALLS, "messages": [{"role": "user", "content": "Hi"}], **fields}
+    answer = client.post("/api/analyze", json={**body, "add_generation_prompt": True})
+    return row(answer.json["portability"], "vllm")
+
+
+def test_every_engine_gets_the_same_arguments_and_the_matrix_shows_what_each_does(client):
+    # The example writes its arguments as JSON text, as the OpenAI API defines them. vLLM
+    # parses them to objects for the template; transformers gets the text, and `tojson`
+    # quotes it: the same request renders differently, which is what the matrix is for.
+    written = _vllm_row(client)
+    assert written["first_difference"]["conversation"] == "parallel-tools"
+    assert '\\"city\\"' in written["first_difference"]["reference"]
+    assert '{"city": "Lisbon"' in written["first_difference"]["engine"]
+    # Sent as objects, as a library caller passes them: vLLM's request model refuses them.
+    objects = _vllm_row(client, tool_arguments="objects")
+    assert objects["first_difference"] is None
+    assert objects["first_error"]["conversation"] == "parallel-tools"
+    assert "arguments: Input should be a valid string" in objects["first_error"]["message"]
 
 
 #: Python's sandbox refuses so long a range at once, and MiniJinja too; @huggingface/jinja

@@ -196,7 +196,7 @@ def test_hostile_response_templates_leave_the_web_process_as_it_was(live_server)
     assert (_web_cpu(live_server) - started) / 9 < per_upload
 
 
-#: What the README promises a request costs the web process in CPU seconds, whatever
+#: What docs/running-a-service.md promises a request costs the web process in CPU seconds, whatever
 #: source the limits accept: an upload, per MiB it sends (the web process reads the body
 #: and hands it to a source worker); any other request (measured: 0.01 to 0.11 s).
 WEB_CPU_SECONDS_PER_UPLOAD_MB = 0.05

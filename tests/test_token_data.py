@@ -76,13 +76,14 @@ def test_message_ends_split_the_prompt_at_each_message() -> None:
     assert prompt[len("".join(split)) :] == "<|im_start|>assistant\n"
 
 
-def test_a_rewritten_turn_ends_where_the_rewrite_begins() -> None:
+def test_a_turn_written_differently_when_last_ends_where_its_text_does() -> None:
     # Rendered last, the answer kept its reasoning; in the whole prompt it has none, so
-    # its part ends where the two differ, and its text counts with the next message.
+    # the render's rest is found again after the point where the two differ: the
+    # answer's text still counts with the answer, and the next message keeps its own.
     prompt, split = parts(DROPS_REASONING)
     assert "<think>" not in prompt
-    assert split[2] == "[assistant]"
-    assert split[3] == "Hello!\n[user]Bye\n"
+    assert split[2] == "[assistant]Hello!\n"
+    assert split[3] == "[user]Bye\n"
 
 
 def test_a_message_that_does_not_render_alone_counts_with_the_next() -> None:

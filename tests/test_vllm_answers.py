@@ -247,6 +247,14 @@ def test_suggestions_for_shared_templates() -> None:
         ("qwen3_coder", "qwen3", "<tool_call><function=f><parameter=a>"),
         ("llama3_json", "none", '{"name": "f", "parameters": {'),
         ("granite", "deepseek_r1", "<|tool_call|>[{"),
+        ("gemma4", "gemma4", "<|channel><|tool_call>call:f{a:{"),
+        (
+            "kimi_k3",
+            "kimi_k3",
+            '<|open|>think<|sep|><|open|>tools<|sep|><|open|>call tool="f"<|sep|>',
+        ),
+        ("deepseek_v4", "deepseek_v4", '<｜DSML｜tool_calls><｜DSML｜invoke name="f"><think>'),
+        ("deepseek_v32", "deepseek_v3", '</think><｜DSML｜function_calls><｜DSML｜invoke name="'),
     ],
 )
 def test_read_answer_on_hostile_completion(tool: str, reasoning: str, unit: str) -> None:

@@ -1,7 +1,7 @@
 """The vllm engine: vLLM's own test cases, and each rule on a small template.
 
 The cases of vLLM's tests are data (`tests.support.vllm`); every one is either run here or
-listed as not reproducible with its reason, and the README states the counts.
+listed as not reproducible with its reason, and docs/engines/vllm.md states the counts.
 """
 
 from __future__ import annotations
@@ -90,14 +90,14 @@ def test_vllm_passes_the_kwargs_its_test_expects():
             merged_options(RenderRequest(template=template, messages=[], kwargs={name: 1}), [])
 
 
-def test_every_extracted_case_is_run_or_listed_and_the_readme_counts_them():
+def test_every_extracted_case_is_run_or_listed_and_the_engine_page_counts_them():
     run = len(PARSE_CASES) + len(ARGUMENT_CASES) + 1
     assert all(reason for reason in NOT_REPRODUCIBLE.values())
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    page = (REPO / "docs" / "engines" / "vllm.md").read_text(encoding="utf-8")
     stated = re.search(
-        r"(\d+) cases of\s+vLLM's tests: (\d+) run .*?, (\d+) not\s+reproducible", readme, re.S
+        r"(\d+) cases of\s+vLLM's tests: (\d+) run .*?, (\d+) not\s+reproducible", page, re.S
     )
-    assert stated, "the README's Engines section states the counts"
+    assert stated, "docs/engines/vllm.md states the counts"
     assert tuple(map(int, stated.groups())) == (
         run + len(NOT_REPRODUCIBLE),
         run,

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import replace
 from typing import Any
 
 from app.problems import TemplateProblem
-from app.render.core import render_with
+from app.render.engines import render
 from app.render.engines.vllm import VllmEngine
 from tests.support.corpus import CONVERSATIONS_FILE, case_request, load_conversations
 from tests.support.shared_data import require_shared, template_files
@@ -57,9 +58,12 @@ def _first_pydantic_error(message: str) -> str:
 
 
 def _ours(template: str, case: str) -> dict[str, Any]:
-    """Our outcome in the recording's terms: a prompt, or an error's type and message."""
+    """Our outcome in the recording's terms: a prompt, or an error's type and message.
+    Rendered as the API renders a request (`engines.render`): the conversation exactly as
+    the case writes it, object arguments included, as vLLM itself got it."""
+    request = case_request(CASES[case], TEMPLATES[template])
     try:
-        rendered = render_with(VllmEngine(), case_request(CASES[case], TEMPLATES[template]))
+        rendered = render(replace(request, engine="vllm"))
     except TemplateProblem as problem:
         return {"outcome": "error", "type": problem.type, "message": problem.message}
     return {"outcome": "ok", "prompt": rendered.prompt}

@@ -1,6 +1,6 @@
 """The portability report: how each engine renders this template over a set of conversations.
 
-The same template gives different prompts in different runtimes (README, Engines). For
+The same template gives different prompts in different runtimes (docs/engines/README.md). For
 the current conversation and the built-in examples (`examples.py`), every registered
 engine renders the template and is compared with transformers, the reference: each case
 renders identically, renders differently (where, with both sides of the first

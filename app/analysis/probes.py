@@ -12,10 +12,11 @@ from dataclasses import replace
 from itertools import pairwise
 from typing import Any
 
+from app.analysis.bos_check import empty_bos
 from app.analysis.diagnostics import end_of_turn_marker, template_diagnostics, turn_delimiters
 from app.analysis.prefix import answered_requests, compare_requests, user_turn_requests
 from app.problems import TemplateProblem
-from app.render.client import as_callers_send
+from app.render import client
 from app.render.core import RenderRequest, render_with
 from app.render.engines import (
     CONTENT_FORMAT_ENGINE,
@@ -38,8 +39,8 @@ def probe_template(
     check_template_size(request.template, limits)
 
     reference = get_engine(REFERENCE_ENGINE)
-    # Every probe renders with the reference: the conversation goes as its callers send it.
-    request, _ = as_callers_send(reference, request)
+    # Every probe renders with the reference, the conversation as its caller sends it.
+    request, _ = client.as_sent(request)
 
     def _prompt(request: RenderRequest) -> str:
         return render_with(reference, request, limits).prompt
@@ -74,7 +75,10 @@ def probe_template(
     return {
         "capabilities": get_engine(STATING_ENGINE).capabilities(request.template, limits),
         "content_format": get_engine(CONTENT_FORMAT_ENGINE).content_format(request.template),
-        "diagnostics": [d.to_json() for d in template_diagnostics(request, _prompt)],
+        "diagnostics": [
+            d.to_json()
+            for d in [*template_diagnostics(request, _prompt), *empty_bos(request, _prompt)]
+        ],
         "end_marker": end_of_turn_marker(request, _prompt, markers),
         "turn_markers": turn_delimiters(request, _prompt, markers),
         "pairs": pairs,

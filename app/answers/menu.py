@@ -18,9 +18,9 @@ from typing import Any
 from app.analysis.examples import EXAMPLES
 from app.errors import bounded_lines
 from app.problems import TemplateProblem
-from app.render.client import as_callers_send, with_text_arguments
+from app.render.client import as_sent, with_text_arguments
 from app.render.core import Rendered, RenderRequest
-from app.render.engines import REFERENCE_ENGINE, get_engine
+from app.render.engines import REFERENCE_ENGINE
 from app.text import common_prefix_length
 
 #: The menu's entries: id -> label, in the order the page lists them.
@@ -228,8 +228,7 @@ def menu_completion(
     tools = request.tools or []
     if kind in _TOOL_KINDS and not tools:
         tools = added_tools = json.loads(json.dumps(EXAMPLE_TOOLS))
-    asking, _ = as_callers_send(
-        get_engine(REFERENCE_ENGINE),
+    asking, _ = as_sent(
         replace(
             request,
             tools=tools or None,

@@ -17,9 +17,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from app.answers.roundtrip import RoundTrip, compare, next_request, sent_back, unchecked
+from app.answers.stop_tokens import cut_stop_token
 from app.problems import TemplateProblem, limit_exceeded
 from app.render.answer import AnswerRequest, ParsedAnswer, ParserOption, Reading
-from app.render.client import as_callers_send
+from app.render.client import as_sent
 from app.render.core import Engine, Rendered, RenderRequest
 from app.render.engines import ENGINES
 from app.render.pool import read_in_worker, render_in_worker
@@ -75,10 +76,13 @@ class Response:
 
     completion: str | None
     engines: list[EngineResponse]
+    #: The stop token the completion ended with, which every engine read it without.
+    stop_token: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
             "completion": self.completion,
+            "stop_token": self.stop_token,
             "engines": [engine.to_json() for engine in self.engines],
         }
 
@@ -111,9 +115,11 @@ def read_completion(
     def render(sent: RenderRequest) -> Rendered:
         return run(render_in_worker, sent)
 
+    given = completion
+    completion, stop = cut_stop_token(completion or "", request.template, request.special_tokens)
     responses = []
     for engine in ENGINES.values():
-        sent, _ = as_callers_send(engine, replace(request, engine=engine.id))
+        sent, _ = as_sent(replace(request, engine=engine.id))
         options = parsers.get(engine.id, {})
         answer = AnswerRequest(sent, completion or "", options, response_template, model_names)
         response = EngineResponse(engine.id, engine.name)
@@ -131,7 +137,7 @@ def read_completion(
             response.round_trip = _round_trip(engine, sent, completion, reading.answer, render)
         responses.append(response)
     mark_disagreements(responses)
-    return Response(completion, responses)
+    return Response(given, responses, stop)
 
 
 def _round_trip(

@@ -37,8 +37,9 @@ class Origin:
 def template_origin(state: PlaygroundState, source: Source | None, library: Library) -> Origin:
     """Name the origin of `state.template`; `source` is the loaded source, if stored."""
     entry = library.entry(state.library) if state.library else None
-    if entry is not None:
-        modified = library.template(entry.name) != state.template
+    loaded = library.template(entry.name) if entry is not None else None
+    if entry is not None and loaded is not None and still_from(loaded, state.template):
+        modified = loaded != state.template
         return Origin("library", entry.title, entry.file, modified=modified, notes_entry=entry)
     same = library.matching(state.template)
     file_name = model = None
@@ -53,3 +54,16 @@ def template_origin(state: PlaygroundState, source: Source | None, library: Libr
         modified = source.templates[name] != state.template
         return Origin("source", name, file_name, model, modified, same, same is not None)
     return Origin("typed", None, file_name, model, notes_entry=same, same_text=same is not None)
+
+
+def still_from(loaded: str, text: str) -> bool:
+    """Whether `text` is still the template that was loaded as `loaded`, edited: at least
+    half of its distinct non-blank lines are still there. Another template pasted over
+    it is not (its origin and notes would be the wrong template's)."""
+    if loaded == text:
+        return True
+    lines = {line.strip() for line in loaded.splitlines()} - {""}
+    if not lines:
+        return False
+    kept = lines & {line.strip() for line in text.splitlines()}
+    return 2 * len(kept) >= len(lines)

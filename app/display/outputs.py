@@ -32,12 +32,13 @@ from app.answers.reading import (
     read_completion,
 )
 from app.display.comparison import compare_sides
+from app.display.hints import missing_field_hint
 from app.display.prompt import prompt_marks
 from app.display.tokens_view import TokensOf, id_blocks, tokens_view, tokens_with
 from app.display.views import Comparison, Outputs, PageLimits, Rendering
 from app.errors import RequestError
 from app.problems import LOAD_ERROR, TemplateProblem
-from app.render.client import as_callers_send
+from app.render.client import as_sent
 from app.render.command_line import CommandLine
 from app.render.engines import command_notes, get_engine, model_refusals
 from app.render.pool import SandboxPool
@@ -104,7 +105,7 @@ def render_main(
     request = state.render_request(template)
     engine = get_engine(request.engine)
     # Shaped here once, for the note, and rendered as shaped (not reshaped in the worker).
-    sent, sent_as = as_callers_send(engine, request)
+    sent, sent_as = as_sent(request)
     said = {
         "engine": engine.id,
         "engine_name": engine.name,
@@ -118,7 +119,7 @@ def render_main(
     try:
         rendered = pipeline.pool.render_exactly(sent)
     except TemplateProblem as problem:
-        return Rendering(problem=problem, **said)
+        return Rendering(problem=problem, hint=missing_field_hint(problem, sent.messages), **said)
     return Rendering(
         prompt=rendered.prompt,
         marks=prompt_marks(rendered.prompt, request.special_tokens.values(), request.template),

@@ -58,6 +58,8 @@ class Rendering:
     caveats: list[str] = field(default_factory=list)
     #: How the request was shaped as the engine's callers send it (`app.render.client`).
     sent_as: list[str] = field(default_factory=list)
+    #: The page's own word on the problem: which message it tripped on (`display.hints`).
+    hint: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -1,16 +1,17 @@
-"""A request as an engine's callers send it: the one place tool-call arguments change form.
+"""The request as its caller sends it: the one place tool-call arguments may change form.
 
-The page keeps a tool call's `arguments` as the user wrote them: JSON text, as OpenAI
-clients send them (or an object, from a pasted body or an API call). Who calls the engine
-decides the form the engine gets. The clients of an OpenAI-compatible server send JSON
-text (vLLM refuses an object); code that calls a library passes an object, as the
-transformers documentation shows its callers doing (a dict, where the OpenAI API has a
-JSON string). `engines.render` shapes every request here, so the main
-view, the Diff and the portability matrix send the same thing, and the main view says
-what changed (`as_callers_send`'s notes).
+Every engine gets the messages as the state holds them: a tool call's `arguments` stays
+JSON text when written as text and an object when given as one, so that what a template
+or a server does with either form shows (`arguments is string` branches, vLLM refusing
+an object, transformers dumping text with `tojson`). Whether a client would send them
+otherwise is the state's choice (`RenderRequest.tool_arguments`), the same for every
+engine, for the main view, the Diff, the portability matrix and the Response view:
 
-Both directions are idempotent (text stays text for a server, an object stays an object
-for a library), so a request shaped twice is shaped once.
+- `as_written`: exactly as given (the default: what a pasted log or API call holds);
+- `json_text`: objects written as JSON text, as OpenAI clients send them;
+- `objects`: JSON text that holds an object parsed to it, as library callers pass them.
+
+`as_sent` says what it changed, for the Prompt view's note; shaping twice is shaping once.
 """
 
 from __future__ import annotations
@@ -19,13 +20,22 @@ import json
 from dataclasses import replace
 from typing import Any
 
-from app.render.core import Engine, RenderRequest
+from app.render.core import RenderRequest
+
+#: The note for each choice, said when it changed a message.
+_NOTES = {
+    "json_text": "tool-call arguments sent as JSON text, as OpenAI clients send them",
+    "objects": "tool-call arguments passed as objects parsed from their JSON text, as "
+    "library callers pass them",
+}
 
 
-def as_callers_send(engine: Engine, request: RenderRequest) -> tuple[RenderRequest, list[str]]:
-    """`request` with its tool-call arguments in the form `engine`'s callers send them,
-    and a sentence on what changed (none when nothing did)."""
-    convert = _as_text if engine.openai_server else _as_object
+def as_sent(request: RenderRequest) -> tuple[RenderRequest, list[str]]:
+    """`request` with its tool-call arguments in the form its `tool_arguments` names, and
+    a sentence on what changed (none when nothing did)."""
+    if request.tool_arguments not in _NOTES:
+        return request, []
+    convert = _as_text if request.tool_arguments == "json_text" else _as_object
     messages, changed = [], []
     for number, message in enumerate(request.messages, 1):
         shaped = _with_arguments(message, convert)
@@ -36,13 +46,7 @@ def as_callers_send(engine: Engine, request: RenderRequest) -> tuple[RenderReque
         return request, []
     which = ", ".join(str(number) for number in changed)
     noun = "message" if len(changed) == 1 else "messages"
-    if engine.openai_server:
-        note = f"tool-call arguments sent as JSON text, as an OpenAI client does ({noun} {which})"
-    else:
-        note = (
-            "tool-call arguments passed as objects parsed from their JSON text, as "
-            f"{engine.name} gets them from its callers ({noun} {which})"
-        )
+    note = f"{_NOTES[request.tool_arguments]} ({noun} {which})"
     return replace(request, messages=messages), [note]
 
 

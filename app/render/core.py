@@ -44,6 +44,10 @@ class RenderRequest:
     #: How vLLM-style engines shape message content (`--chat-template-content-format`):
     #: "auto" detects it from the template, "string" or "openai" force it.
     content_format: str = "auto"
+    #: How the caller sends tool-call arguments (`app.render.client`): "as_written" (the
+    #: messages exactly as given), "json_text" (as OpenAI clients send them) or "objects"
+    #: (as library callers pass them). The same for every engine.
+    tool_arguments: str = "as_written"
 
 
 @dataclass(frozen=True)
@@ -60,6 +64,8 @@ class ModelFiles:
 
 #: The values `RenderRequest.content_format` takes, as vLLM's server flag does.
 CONTENT_FORMATS = ("auto", "string", "openai")
+#: The values `RenderRequest.tool_arguments` takes (see `app.render.client`).
+TOOL_ARGUMENT_FORMS = ("as_written", "json_text", "objects")
 
 
 #: A template's prompt for a conversation, by the reference engine (None when it fails).
@@ -111,9 +117,6 @@ class Engine(ABC):
     #: How a sentence names the program whose rendering it reproduces, when that is not
     #: its `label` ("llama-server").
     program_name: ClassVar[str | None] = None
-    #: What the request's `content_format` means to it, as the page's menu explains it
-    #: (None: it takes none).
-    content_format_help: ClassVar[str | None] = None
 
     @property
     def label(self) -> str:

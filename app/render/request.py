@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Any
 
 from app.errors import RequestError
-from app.render.core import CONTENT_FORMATS, RenderRequest
+from app.render.core import CONTENT_FORMATS, TOOL_ARGUMENT_FORMS, RenderRequest
 from app.render.engines import DEFAULT_ENGINE, ENGINES
 
 #: How a JSON type is named in error messages.
@@ -92,6 +92,7 @@ def parse_render_request(body: Any) -> RenderRequest:
         add_bos_token=_expect(body, "add_bos_token", (bool,), False),
         add_eos_token=_expect(body, "add_eos_token", (bool,), False),
         content_format=_one_of(body, "content_format", CONTENT_FORMATS, "auto"),
+        tool_arguments=_one_of(body, "tool_arguments", TOOL_ARGUMENT_FORMS, "as_written"),
     )
 
 

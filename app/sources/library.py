@@ -25,6 +25,14 @@ class LibraryEntry:
     stop_token: str | None
     llama_cpp_builtin: str | None
     notes: tuple[str, ...]
+    #: The model's special tokens as its tokenizer names them (`bos_token`, `eos_token`,
+    #: ...), in the manifest's order: what the template gets when no vocabulary is loaded.
+    special_tokens: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def tokens(self) -> dict[str, str]:
+        """The special tokens as the `special_tokens` of a state."""
+        return dict(self.special_tokens)
 
     def to_json(self) -> dict[str, Any]:
         """The API's description of the entry (without the template text)."""
@@ -36,6 +44,7 @@ class LibraryEntry:
             "end_of_turn": list(self.end_of_turn),
             "stop_token": self.stop_token,
             "llama_cpp_builtin": self.llama_cpp_builtin,
+            "special_tokens": self.tokens,
             "notes": list(self.notes),
         }
 
@@ -95,6 +104,7 @@ def _read_manifest(folder: Path) -> tuple[LibraryEntry, ...]:
             stop_token=item.get("stop_token"),
             llama_cpp_builtin=item.get("llama_cpp_builtin"),
             notes=tuple(item.get("notes", ())),
+            special_tokens=tuple(item.get("special_tokens", {}).items()),
         )
         for item in manifest["templates"]
     )

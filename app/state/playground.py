@@ -40,6 +40,7 @@ _RENDER_FIELDS = (
     "add_bos_token",
     "add_eos_token",
     "content_format",
+    "tool_arguments",
 )
 
 
@@ -176,6 +177,8 @@ class PlaygroundState:
     add_eos_token: bool = False
     #: vLLM's `--chat-template-content-format` for the vllm engine.
     content_format: str = "auto"
+    #: How a client sends the conversation's tool-call arguments (`app.render.client`).
+    tool_arguments: str = "as_written"
     #: A second template whose prompt the Diff view compares with this one's.
     compare_template: str | None = None
     #: The engine the Diff view compares against instead (True: the other engine).
@@ -240,6 +243,7 @@ class PlaygroundState:
             "source": None if self.source is None else self.source.to_json(),
             "special_tokens": self.special_tokens,
             "template": self.template,
+            "tool_arguments": None if self.tool_arguments == "as_written" else self.tool_arguments,
             "tools": self.tools,
             "view": self.view,
         }

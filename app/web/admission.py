@@ -50,9 +50,10 @@ COSTLY_LIMITS = frozenset(
     {"cpu_seconds", "memory", "output_chars", "source_cpu_seconds", "source_memory_mb"}
 )
 
-#: Endpoints that never render, tokenize, analyse or parse an upload: they only read
-#: the library, stored shares and sources, or echo the body. Every other endpoint is
-#: expensive, so a new route is counted until it is listed here.
+#: Endpoints that never render, tokenize, analyse or parse an upload: they only read the
+#: library, stored shares and sources, or the documentation (rendered once per process),
+#: or echo the body. Every other endpoint is expensive, so a new route is counted until
+#: it is listed here.
 CHEAP_ENDPOINTS = frozenset(
     {
         "static",
@@ -63,6 +64,7 @@ CHEAP_ENDPOINTS = frozenset(
         "library.show_entry",
         "shares.show_share",
         "page.download_template",
+        "docs.page",
     }
 )
 

@@ -35,27 +35,30 @@ def _engines(body: dict) -> list[str] | None:
     return value
 
 
-def _readings(round_trip: bool) -> list[dict[str, Any]]:
+def _readings(round_trip: bool) -> dict[str, Any]:
+    """`{"stop_token", "engines"}`: the stop token the completion ended with (each engine
+    read it without), and each engine's reading the request asks for."""
     body = json_body()
     state, source = _state_with_source(body if type(body) is dict else {})
     wanted = _engines(body)
     response = response_of(state.pinned(), pipeline(), source, round_trip=round_trip)
-    return [e.to_json() for e in response.engines if wanted is None or e.engine in wanted]
+    engines = [e.to_json() for e in response.engines if wanted is None or e.engine in wanted]
+    return {"stop_token": response.stop_token, "engines": engines}
 
 
 @blueprint.post("/api/parse")
 def parse() -> dict:
     """The assistant message each engine's runtime returns for `completion`."""
-    readings = _readings(round_trip=False)
-    for reading in readings:
+    answer = _readings(round_trip=False)
+    for reading in answer["engines"]:
         reading.pop("round_trip")
-    return {"engines": readings}
+    return answer
 
 
 @blueprint.post("/api/roundtrip")
 def roundtrip() -> dict:
     """Each engine's message sent back, and whether the next prompt starts with this one."""
-    return {"engines": _readings(round_trip=True)}
+    return _readings(round_trip=True)
 
 
 @blueprint.post("/fragments/completion")

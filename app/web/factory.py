@@ -100,6 +100,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     from app.web import (
         answers,
         api,
+        docs,
         errors,
         library,
         metrics,
@@ -119,6 +120,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     app.register_blueprint(shares.blueprint)
     app.register_blueprint(page.blueprint)
     app.register_blueprint(metrics.blueprint)
+    app.register_blueprint(docs.blueprint)
     errors.register(app)
     page.register_security_headers(app)
     return app

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import secrets
-from dataclasses import replace
 from typing import Any
 
 from flask import Blueprint, Response, abort, g, render_template, request
@@ -17,6 +16,8 @@ from app.display.outputs import build_outputs
 from app.render.engines import engine_list, named_engines, parser_choices
 from app.state import PlaygroundState
 from app.state.form import first_visit, form_values, state_from_form
+from app.state.library_choice import choose_library, library_tokens
+from app.text import first_sentence
 from app.web.api import max_json_depth
 from app.web.library import library
 from app.web.outputs import pipeline
@@ -38,6 +39,7 @@ def page_context(state: PlaygroundState, problems: dict[str, str] | None = None)
         "field_problems": problems or {},
         "outputs": outputs,
         "origin": template_origin(state, outputs.source, library()),
+        "library_tokens": library_tokens(state, library()),
         "library": library().entries,
         "engines": engine_list(),
         # The engines the page names by their part (their labels, in its sentences).
@@ -58,6 +60,20 @@ def code_spans(text: str) -> Markup:
     return Markup("").join(Markup(f"<code>{p}</code>") if i % 2 else p for i, p in enumerate(parts))
 
 
+blueprint.add_app_template_global(first_sentence)
+
+
+@blueprint.app_template_filter("fold")
+def fold(text: str) -> Markup:
+    """`text` escaped; a long one folded to its first sentence, the rest behind "more"."""
+    head, rest = first_sentence(text)
+    if not rest:
+        return escape(text)
+    return Markup(
+        '<details class="fold"><summary>{} <span class="more">more</span></summary>{}</details>'
+    ).format(head, rest)
+
+
 @blueprint.get("/")
 def index() -> str:
     """A first visit: the ChatML template and a short conversation."""
@@ -71,10 +87,9 @@ def submit() -> str:
     """The form posted without JavaScript: the whole page, rendered for that state."""
     state, problems = state_from_form(request.form, max_json_depth())
     if request.form.get("action") == "load_library":
-        name = request.form.get("library", "")
-        chosen = library().template(name)
-        if chosen is not None:
-            state = replace(state, template=chosen, library=name)
+        entry = library().entry(request.form.get("library", ""))
+        if entry is not None:
+            state = choose_library(state, entry, library())
     return render_template("page.html", **page_context(state, problems))
 
 

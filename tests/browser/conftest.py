@@ -86,28 +86,7 @@ class PageErrors:
             self.messages.append(f"console error: {message.text} at {where}")
 
     def unexpected(self) -> list[str]:
-        return [
-            m for m in _without_aborts(self.messages) if not any(p.search(m) for p in self.allowed)
-        ]
-
-
-#: What htmx logs, as console errors, when the page drops a render that a newer edit
-#: made stale (`hx-sync="this:replace"` aborts it, by design): the two lines together.
-_ABORT = re.compile(r"console error: htmx:(afterRequest|sendAbort), ")
-
-
-def _without_aborts(messages: list[str]) -> list[str]:
-    """The messages less htmx's report of an aborted request (afterRequest, then
-    sendAbort); an afterRequest line alone (a failed request) stays."""
-    kept: list[str] = []
-    for message in messages:
-        found = _ABORT.match(message)
-        before = _ABORT.match(kept[-1]) if kept else None
-        if found and found[1] == "sendAbort" and before and before[1] == "afterRequest":
-            kept.pop()  # its afterRequest line
-            continue
-        kept.append(message)
-    return kept
+        return [m for m in self.messages if not any(p.search(m) for p in self.allowed)]
 
 
 @pytest.fixture()

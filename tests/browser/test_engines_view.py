@@ -203,8 +203,8 @@ ONE_CALL = [
 ]
 
 
-def test_arguments_stay_as_typed_and_each_engine_says_how_it_got_them(page: Page) -> None:
-    load_library(page, "llama3.1")  # `arguments | tojson`: text would be quoted again
+def test_arguments_go_as_written_unless_the_client_sends_them_otherwise(page: Page) -> None:
+    load_library(page, "llama3.1")  # `arguments | tojson`: text is quoted again
     use_messages(page, ONE_CALL)
     field = page.get_by_label("arguments (JSON text)")
     expect(field).to_have_value('{"city": "Lisbon"}')
@@ -212,36 +212,33 @@ def test_arguments_stay_as_typed_and_each_engine_says_how_it_got_them(page: Page
     page.wait_for_function("() => document.querySelector('#messages').value.includes('Porto')")
     messages = json.loads(page.locator("#messages").input_value())
     assert messages[1]["tool_calls"][0]["function"]["arguments"] == '{"city": "Porto"}'
-    # transformers is called with objects, as its documentation shows; the prompt says so.
+    # As written: transformers gets the JSON text, and `tojson` quotes it, as it does for
+    # an OpenAI log passed to apply_chat_template; nothing was converted, nothing is said.
+    quoted = re.compile(re.escape('"parameters": "{\\"city\\": \\"Porto\\"}"'))
+    expect(page.locator("#prompt-raw")).to_have_value(quoted)
+    expect(page.locator("#sent-as")).to_have_count(0)
+    # As a library caller passes them: objects, and the prompt says what changed.
+    page.select_option("#tool_arguments", "objects")
     call = re.compile(re.escape('"parameters": {"city": "Porto"}'))
-    expect(page.locator("#sent-as")).to_contain_text("passed as objects parsed from their JSON")
     expect(page.locator("#prompt-raw")).to_have_value(call)
-    # vLLM takes the text as an OpenAI client sends it (and parses it itself).
+    expect(page.locator("#sent-as")).to_contain_text("passed as objects parsed from their JSON")
+    # vLLM's request model refuses objects, in its own words.
     page.select_option("#engine", "vllm")
     expect(page.locator("#output")).to_have_attribute("data-engine", "vllm")
+    expect(page.locator("#problem")).to_contain_text("Input should be a valid string")
+    # As OpenAI clients send them (the text it holds): vLLM parses it and renders the call.
+    page.select_option("#tool_arguments", "json_text")
     expect(page.locator("#problem")).to_have_count(0)
-    expect(page.locator("#sent-as")).to_have_count(0)
     expect(page.locator("#prompt-raw")).to_have_value(call)
-    # An object (a pasted body) goes to vLLM as JSON text, and the prompt says so.
-    messages[1]["tool_calls"][0]["function"]["arguments"] = {"city": "Faro"}
-    use_messages(page, messages)
-    expect(page.locator("#sent-as")).to_contain_text("sent as JSON text, as an OpenAI client does")
-    expect(page.locator("#prompt-raw")).to_have_value(re.compile('"city": "Faro"'))
-    # The Diff against transformers sends the same: both sides render the call.
+    # The Diff against transformers sends the same text: transformers quotes it.
     page.click("#tab-diff")
     page.select_option("#compare_engines", "transformers")
     expect(page.locator("#view-diff")).to_contain_text("Against the transformers engine.")
     expect(page.locator("#view-diff .problem")).to_have_count(0)
-    expect(page.locator("#diff-stats")).to_contain_text("0 lines removed, 0 lines added")
-    # The Diff says how vLLM got them, in the main view's words.
-    said = page.locator("#view-diff .diff-sent-as")
-    expect(said).to_have_text(re.compile("^Sent to vLLM "))
-    expect(said).to_contain_text("tool-call arguments sent as JSON text, as an OpenAI client does")
-    # And so does the portability matrix, for every engine it runs.
-    page.click("#tab-analysis")
-    expect(page.locator("#portability")).to_be_visible()
-    matrix_note = page.locator("p.explain:has(+ .table-scroll > #portability)")
-    expect(matrix_note).to_contain_text("JSON text to the servers, as an OpenAI client does")
+    expect(page.locator("#diff-stats")).not_to_contain_text("0 lines removed, 0 lines added")
+    # The choice is kept in the share link's state.
+    page.reload()
+    expect(page.locator("#tool_arguments")).to_have_value("json_text")
 
 
 # What vLLM renders instead of the template ------------------------------------------------

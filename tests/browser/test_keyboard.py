@@ -128,7 +128,7 @@ def test_output_tabs_are_aria_tabs(page: Page) -> None:
 def test_the_date_field_is_one_tab_stop(page: Page) -> None:
     # A datetime-local field is a Tab stop per part (month, day, year, hours, minutes,
     # seconds, AM/PM, its picker): a user tabbing through the options pressed Tab 8 times.
-    page.locator("#content_format").focus()
+    page.locator("#tool_arguments").focus()
     page.keyboard.press("Tab")
     assert focused_id(page) == "now"
     page.keyboard.press("Tab")

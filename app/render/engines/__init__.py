@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from app.render.client import as_callers_send
+from app.render.client import as_sent
 from app.render.command_line import CommandContext, CommandLine
 from app.render.core import Engine, ModelFiles, Rendered, RenderRequest, render_with
 from app.render.engines.edge_llm import EdgeLlmEngine
@@ -108,10 +108,9 @@ def model_refusals(model: ModelFiles) -> dict[str, str]:
 
 
 def render(request: RenderRequest, limits: RenderLimits = DEFAULT_LIMITS) -> Rendered:
-    """Render `request` with the engine it names, its tool-call arguments in the form that
-    engine's callers send them (`app.render.client`); raises `TemplateProblem`."""
-    engine = get_engine(request.engine)
-    return render_with(engine, as_callers_send(engine, request)[0], limits)
+    """Render `request` with the engine it names, its tool-call arguments in the form its
+    caller sends them (`app.render.client`); raises `TemplateProblem`."""
+    return render_with(get_engine(request.engine), as_sent(request)[0], limits)
 
 
 def render_exactly(request: RenderRequest, limits: RenderLimits = DEFAULT_LIMITS) -> Rendered:

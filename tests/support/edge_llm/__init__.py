@@ -1,5 +1,5 @@
 """What TensorRT Edge-LLM's own chat template code answered, recorded once by running it
-outside the repository (README, Engines, edge-llm)."""
+outside the repository (docs/engines/edge-llm.md)."""
 
 from __future__ import annotations
 

@@ -4,7 +4,8 @@ An expectation (`expect` in `parser_cases/tool_*.json`) holds the values the tes
 each key optional: `names` (the calls' names, in order), `tools_called`, `arguments` (as
 JSON values), `arguments_text` (exactly), `argument_types` (the Python type of each
 argument, where the test checks it: 5 and 5.0 are equal as JSON values), `content`
-(exactly), `content_contains`, `ids`, `id_pattern` (a regular expression every call's id
+(exactly), `content_contains`, `arguments_text_contains` (a text every call's arguments
+hold, as written), `ids`, `id_pattern` (a regular expression every call's id
 matches: the shape of the random ids the parser makes), and `calls_named` (the arguments
 of the calls with a given name, where the test looks only for those). `xfail_in_test` marks an
 expectation the test itself marks as failing. An answer is `{"tools_called", "tool_calls":
@@ -34,6 +35,7 @@ def meets(expect: dict[str, Any], answer: dict[str, Any]) -> bool:
         expect.get("arguments_text", [c[1] for c in calls]) == [c[1] for c in calls],
         "content" not in expect or answer["content"] == expect["content"],
         expect.get("content_contains", "") in (answer["content"] or ""),
+        all(expect.get("arguments_text_contains", "") in c[1] for c in calls),
         "ids" not in expect or [c[2] if len(c) > 2 else None for c in calls] == expect["ids"],
         "id_pattern" not in expect
         or all(re.fullmatch(expect["id_pattern"], c[2] or "") for c in calls),

@@ -118,9 +118,6 @@ class VllmEngine(ServerEngine):
     contract = VLLM
     transformers = PinnedTransformers()
     command_rank = 10
-    content_format_help = (
-        "vLLM's --chat-template-content-format: how the vllm engine shapes message content"
-    )
 
     def content_format(self, template: str) -> str:
         """What `--chat-template-content-format auto` decides for `template`."""

@@ -28,18 +28,25 @@ from app.render.limits import RenderLimits
 #: The modules by vLLM's registered name (`-` spelled `_` in module names); a module that
 #: is not there is simply left out of the menus.
 TOOL_MODULES = (
-    "deepseek_v3", "deepseek_v31", "glm45", "granite", "hermes", "kimi_k2", "llama3_json",
-    "llama4_pythonic", "minimax_m2", "mistral", "openai", "pythonic", "qwen3_coder",
-    "qwen3_xml",
+    "deepseek_v3", "deepseek_v31", "deepseek_v32", "deepseek_v4", "gemma4", "glm45",
+    "granite", "hermes", "kimi_k2", "kimi_k3", "llama3_json", "llama4_pythonic",
+    "minimax_m2", "mistral", "openai", "pythonic", "qwen3_coder", "qwen3_xml",
 )  # fmt: skip
-REASONING_MODULES = ("deepseek_r1", "glm45", "granite", "openai_gptoss", "qwen3")
+REASONING_MODULES = (
+    "deepseek_r1", "deepseek_v3", "deepseek_v4", "gemma4", "glm45", "granite", "kimi_k3",
+    "openai_gptoss", "qwen3",
+)  # fmt: skip
 
 #: Parsers built on vLLM 0.33.0's parser engine (`engine_based_streaming`): with both of a
 #: pair on it, a skipped or empty tool reading still removes the tool markup.
 ENGINE_BASED = frozenset(
-    {"tool:glm45", "tool:granite", "tool:kimi_k2", "tool:minimax_m2", "tool:mistral",
-     "tool:qwen3_coder", "tool:qwen3_xml", "reasoning:glm45", "reasoning:qwen3"}
+    {"tool:deepseek_v32", "tool:deepseek_v4", "tool:gemma4", "tool:glm45", "tool:granite",
+     "tool:kimi_k2", "tool:minimax_m2", "tool:mistral", "tool:qwen3_coder", "tool:qwen3_xml",
+     "reasoning:deepseek_v4", "reasoning:gemma4", "reasoning:glm45", "reasoning:qwen3"}
 )  # fmt: skip
+#: Tool parsers whose server composition (vLLM's `KimiK3Parser`) takes the content from
+#: the tool parser as an engine-based pair does, whatever the reasoning parser.
+CONTENT_FROM_TOOL_PARSER = frozenset({"kimi_k3"})
 
 
 def _load(prefix: str, names: tuple[str, ...]) -> dict[str, ModuleType]:
@@ -158,15 +165,19 @@ def read_answer(answer: AnswerRequest, limits: RenderLimits) -> ParsedAnswer:
         prompt = (
             _prompt(answer, limits) if "prompt" in inspect.signature(extract).parameters else None
         )
-        split = _call(extract, answer.completion, kwargs, special_tokens=special, prompt=prompt)
+        split = _call(
+            extract, answer.completion, kwargs, special_tokens=special, prompt=prompt,
+            tools=tools, tool_choice_none=tools is None,
+        )  # fmt: skip
         said, content = split.reasoning, split.content
         notes += split.notes
 
     calls: tuple[ToolCall, ...] = ()
     if tool != "none":
         module = tool_parsers()[tool]
-        engine = f"tool:{tool}" in ENGINE_BASED and (
-            reasoning == "none" or f"reasoning:{reasoning}" in ENGINE_BASED
+        engine = tool in CONTENT_FROM_TOOL_PARSER or (
+            f"tool:{tool}" in ENGINE_BASED
+            and (reasoning == "none" or f"reasoning:{reasoning}" in ENGINE_BASED)
         )
         optional = {
             "kwargs": kwargs,

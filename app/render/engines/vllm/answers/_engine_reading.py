@@ -27,7 +27,7 @@ from app.render.engines.vllm.answers._state_machine import (
     State,
     run,
 )
-from app.render.engines.vllm.answers.base import ToolExtraction, tool_call_id
+from app.render.engines.vllm.answers.base import FailsInVllm, ToolExtraction, tool_call_id
 
 #: What vLLM looks for in a call's arguments when its header gives no name.
 NAME_IN_ARGS = re.compile(r'"name"\s*:\s*"([^"]*)"')
@@ -111,14 +111,31 @@ def _name_and_args(raw: str) -> tuple[object, str]:
     return name, json.dumps(rest, ensure_ascii=False)
 
 
-def _arguments(grammar: Grammar, call: _Call, name: str) -> tuple[object, str]:
+@dataclass
+class _Context:
+    """What converting one call's arguments may look at, and where its notes go."""
+
+    tools: list[dict] | None
+    #: Raw arguments -> the name of the first call that has them (vLLM looks it up so).
+    first_name: dict[str, str]
+    notes: list[str]
+
+
+def _arguments(grammar: Grammar, call: _Call, name: str, context: _Context) -> tuple[object, str]:
     raw = call.raw_args
     if not raw.strip():
         return name, "{}"
     if not name:
         return _name_and_args(raw)
     if grammar.convert_args is not None:
-        return name, grammar.convert_args(raw)
+        try:
+            converted = grammar.convert_args(raw)
+        except FailsInVllm as failure:
+            context.notes.append(failure.note)
+            converted = failure.arguments
+        if grammar.after_convert is not None:
+            converted = grammar.after_convert(converted, context.tools, context.first_name.get(raw))
+        return name, converted
     if grammar.read_header is not None:
         return name, raw.strip()
     return name, _name_and_args(raw)[1]
@@ -161,6 +178,7 @@ def read_tools(
 
     found: list[ToolCall] = []
     notes: list[str] = []
+    context = _Context(tools, {}, notes)
     named_any = False
     for index in sorted(calls):
         call = calls[index]
@@ -169,7 +187,8 @@ def read_tools(
         named_any = named_any or call.named
         if not call.name and not call.raw_args:
             continue
-        name, arguments = _arguments(grammar, call, call.name.strip())
+        context.first_name.setdefault(call.raw_args, call.name)
+        name, arguments = _arguments(grammar, call, call.name.strip(), context)
         if not grammar.accepts(name, tools):
             notes.append(_dropped(grammar, name, tools))
             continue

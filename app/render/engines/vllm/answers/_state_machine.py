@@ -97,6 +97,11 @@ class Grammar:
     #: The chat format's turn markers: a prompt read back to one of them says nothing
     #: more about whether the reasoning is open.
     boundaries: frozenset[str] = frozenset()
+    #: Special tokens the format reads inside its markup, which vLLM does not drop.
+    preserve: frozenset[str] = frozenset()
+    #: The converted arguments, given the request's tools and the name of the first call
+    #: with the same raw arguments (DeepSeek's DSML: vLLM's `_unwrap_wrapper_args`).
+    after_convert: Callable[[str, list[dict] | None, str | None], str] | None = None
 
     @cached_property
     def spellings(self) -> dict[str, str]:
@@ -169,7 +174,7 @@ def split(
     the tokenizer's other special tokens, which vLLM's engine removes from the text."""
     # Only the tokens the text holds go into the expression: a tokenizer can have
     # thousands of special tokens, and an alternation is tried token by token.
-    dropped = frozenset(token for token in dropped if token and token in text)
+    dropped = frozenset(t for t in dropped if t and t in text and t not in grammar.preserve)
     splitter, names = (
         (grammar.splitter, grammar.spellings) if not dropped else _splitter(grammar, dropped)
     )

@@ -35,6 +35,15 @@ class ReasoningExtraction:
     notes: tuple[str, ...] = ()
 
 
+class FailsInVllm(ValueError):
+    """Where vLLM's parser raises (its server answers an error): the playground reads on
+    with `arguments` and says so in `note`."""
+
+    def __init__(self, note: str, arguments: str) -> None:
+        super().__init__(note)
+        self.note, self.arguments = note, arguments
+
+
 def tool_call_id(index: int, name: str) -> str:
     """A stand-in for the random id vLLM 0.33.0 gives a tool call (`chatcmpl-tool-` and 16
     hex digits: its `random_uuid` keeps 64 bits): the same shape, but the same for the

@@ -27,10 +27,29 @@ TOOL_RULES: tuple[Rule, ...] = (
         "it writes Kimi K2 tool-call sections (`<|tool_calls_section_begin|>`)",
     ),
     (
+        _has("<|tool_call>call:"),
+        "gemma4",
+        "it writes Gemma 4 calls (`<|tool_call>call:NAME{...}<tool_call|>`)",
+    ),
+    (
+        _has("<|open|>", "<|sep|>", "<|close|>"),
+        "kimi_k3",
+        "it writes Kimi K3's XTML channels (`<|open|>tools<|sep|>`)",
+    ),
+    (
+        _has("DSML", "function_calls>"),
+        "deepseek_v32",
+        "it writes DeepSeek V3.2's DSML calls (`<｜DSML｜function_calls>`)",
+    ),
+    (
+        _has("DSML", "tool_calls>"),
+        "deepseek_v4",
+        "it writes DeepSeek V4's DSML calls (`<｜DSML｜tool_calls>`)",
+    ),
+    (
         _has("DSML"),
         "none",
-        "it writes DeepSeek's DSML tool calls, which vLLM reads with `deepseek_v32`, a "
-        "parser the playground does not reproduce",
+        "it writes DeepSeek DSML calls in a wrapper none of vLLM's DSML parsers here reads",
     ),
     (
         _has("tool▁calls▁begin", "```json"),
@@ -87,6 +106,27 @@ TOOL_RULES: tuple[Rule, ...] = (
 
 REASONING_RULES: tuple[Rule, ...] = (
     (_has("<|channel|>"), "openai_gptoss", "it writes Harmony's analysis channel"),
+    (_has("<|channel>", "<channel|>"), "gemma4", "it writes Gemma 4's thought channel"),
+    (
+        _has("<|open|>", "<|sep|>", "<|close|>"),
+        "kimi_k3",
+        "it writes Kimi K3's XTML think channel",
+    ),
+    (
+        _has("DSML", "function_calls>", "<think>"),
+        "deepseek_v3",
+        "it is DeepSeek V3.2's template, whose thinking switch vLLM's deepseek_v3 follows",
+    ),
+    (
+        _has("DSML", "tool_calls>", "<think>"),
+        "deepseek_v4",
+        "it is DeepSeek V4's template, thinking by default, which vLLM's deepseek_v4 reads",
+    ),
+    (
+        _has("tool▁calls▁begin", "set thinking", "<think>"),
+        "deepseek_v3",
+        "it is DeepSeek V3.1's template, whose thinking switch vLLM's deepseek_v3 follows",
+    ),
     (_has("<arg_key>", "<think>"), "glm45", "it writes GLM's `<think>` blocks"),
     (
         _has("thought process", "<|start_of_role|>"),

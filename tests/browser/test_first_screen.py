@@ -1,0 +1,75 @@
+"""Each view starts with its result: options and explanations fold, on a laptop and on a
+phone, so opening a view shows what it computed without scrolling."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.browser.test_axe import show
+from tests.browser.test_response_view import fill_completion, load_qwen3
+
+pytestmark = pytest.mark.browser
+
+SCREENS = {1440: 900, 390: 844}
+
+#: Each view, and the element that is its result.
+RESULTS = {
+    "prompt": "#prompt",
+    "diff": "#diff-unified",
+    "analysis": "#diagnostics",
+    "response": "#responses .response pre.message",
+    "command": "pre.command",
+}
+
+
+def opened(new_page: Callable[..., Page], width: int) -> Page:
+    page = new_page(viewport={"width": width, "height": SCREENS[width]})
+    page.goto("/")
+    expect(page.locator("#prompt-raw")).to_have_value(re.compile("im_start"))
+    pane = page.locator('.pane-button[data-pane="inputs"]')
+    if pane.is_visible():
+        pane.click()
+    load_qwen3(page)
+    fill_completion(page, "parallel tool calls")
+    show(page, "diff", "#compare-library")
+    page.select_option("#compare-library", "chatml")
+    return page
+
+
+@pytest.mark.parametrize("width", SCREENS)
+def test_the_first_screen_of_each_view_shows_its_result(
+    new_page: Callable[..., Page], width: int
+) -> None:
+    page = opened(new_page, width)
+    for view, result in RESULTS.items():
+        show(page, view, result)
+        page.evaluate("window.scrollTo(0, 0); document.getElementById('outputs').scrollTo(0, 0)")
+        top = page.locator(result).first.evaluate("e => e.getBoundingClientRect().top")
+        assert top < SCREENS[width] * 0.75, f"{view} at {width} px: its result starts at {top}"
+
+
+def test_the_response_views_parser_menus_are_one_line_until_changed(page: Page) -> None:
+    load_qwen3(page)
+    fill_completion(page, "one tool call")
+    show(page, "response", '.response[data-engine="vllm"] pre.message')
+    menus = page.locator("#parser-menus")
+    summary = menus.locator("summary")
+    expect(summary).to_contain_text("as each engine picks")
+    expect(page.locator("#parser-vllm-tool_call_parser")).to_be_hidden()
+    summary.click()
+    page.select_option("#parser-vllm-tool_call_parser", "pythonic")
+    expect(summary).to_contain_text("--tool-call-parser pythonic")
+    expect(page.locator('.response[data-engine="vllm"] h2')).to_contain_text("pythonic")
+
+
+def test_the_command_views_commands_come_before_its_notes(page: Page) -> None:
+    show(page, "command", "pre.command")
+    top = "e => e.getBoundingClientRect().top"
+    first_command = page.locator("pre.command").first.evaluate(top)
+    notes = page.locator("#command-notes")
+    assert notes.evaluate(top) > first_command
+    expect(notes).to_contain_text("MODEL.gguf")
