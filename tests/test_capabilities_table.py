@@ -6,8 +6,9 @@ Each row was derived by hand from the template source, following the definitions
 - string content: a user message whose content is a plain string renders (and, if the
   template also reads the content as a list, the string still reaches the output);
 - typed content: rendering that plain-string content reads it as a list (loops over it,
-  indexes it or applies `selectattr`), so a `content is string` branch taken first
-  does not count;
+  indexes it or applies `selectattr`); or (since b11434) the template tests
+  `content is string`, and content given as an empty list renders and is read as a list
+  (the other branch's loop);
 - system role: the content of a leading system message is read at all;
 - tools: the declared tool's `function.name` is read (`tojson` reads everything);
 - tool calls: the `tool_calls` list of an assistant turn is read;
@@ -123,7 +124,7 @@ EXPECTED: dict[str, dict[str, bool]] = {
     "Mistral-Small-3.2-24B-Instruct-2506.jinja": caps(
         system=True,  # system: string content becomes system_prompt in [SYSTEM_PROMPT]
         string=True,  # string: `content is string` -> printed inside [INST]
-        typed=False,  # typed: block loop only in the non-string branch, not taken for a string
+        typed=True,  # typed: `is string` test, and an empty list reaches the block loop
         tools=True,  # tools: [AVAILABLE_TOOLS] + tools|tojson
         calls=True,  # calls: message.get('tool_calls') looped, [TOOL_CALLS] + name
         objargs=True,  # object args: tool_call['function']['arguments']|tojson after [ARGS]
@@ -222,7 +223,7 @@ EXPECTED: dict[str, dict[str, bool]] = {
     "moonshotai-Kimi-K2.jinja": caps(
         system=True,  # system: `content is string` -> printed after <|im_system|>system
         string=True,  # string: `content is string` -> printed
-        typed=False,  # typed: the parts loop is only in the non-string branch
+        typed=True,  # typed: `is string` test, and the parts loop reads an empty list
         tools=True,  # tools: tool_declare + tools | tojson
         calls=True,  # calls: `for tool_call in message['tool_calls']`
         objargs=True,  # object args: tool_call['function']['arguments'] | tojson
@@ -233,7 +234,7 @@ EXPECTED: dict[str, dict[str, bool]] = {
     "Kimi-K2-Thinking.jinja": caps(
         system=True,  # system: render_content(message) of the system turn
         string=True,  # string: render_content prints `c` when it is a string
-        typed=False,  # typed: the parts loop is only in the non-string branch
+        typed=True,  # typed: `is string` test, and the parts loop reads an empty list
         tools=True,  # tools: tool_declare + tools | tojson
         calls=True,  # calls: render_toolcalls loops message['tool_calls']
         objargs=True,  # object args: not a string -> arguments | tojson
@@ -247,7 +248,7 @@ EXPECTED: dict[str, dict[str, bool]] = {
     "GLM-4.6.jinja": caps(
         system=True,  # system: <|system|> + visible_text(m.content)
         string=True,  # string: visible_text prints a string content as is
-        typed=False,  # typed: visible_text loops only when content is not a string
+        typed=True,  # typed: `is string` test, and visible_text loops over an empty list
         tools=True,  # tools: tool | tojson(ensure_ascii=False)
         calls=True,  # calls: `for tc in m.tool_calls`
         objargs=True,  # object args: loops _args.items(), prints each value in <arg_value>

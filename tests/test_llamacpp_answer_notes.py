@@ -1,6 +1,6 @@
 """What llama-server's reading of a completion does that its answer does not show.
 
-Against the real library (b10568): the recorded fixtures (`answers.json`,
+Against the real library (b11434): the recorded fixtures (`answers.json`,
 `test_chat_parse_cases.json`) and, where no fixture case shows a behaviour, the answer
 llama.cpp's common library gave to the same request through the recorder's harness
 (`bench/record_llamacpp_answers.py`'s program), quoted below as data.
@@ -25,6 +25,7 @@ import pytest
 from app.render.core import RenderRequest
 from app.render.engines.llamacpp.answers import derive, read_completion
 from app.render.limits import DEFAULT_LIMITS
+from tests.support.llamacpp_recorded import CONSTRUCTS, load
 from tests.support.shared_data import require_shared
 from tests.support.timing import cpu_seconds
 from tests.test_llamacpp_answers import (
@@ -134,12 +135,19 @@ def test_autoparser_render_error_is_wrapped() -> None:
 # --- 3. Text after the parsed part is dropped: a note says how much and what ---------------
 
 
+#: A GigaChat 3 tool call closed by its end marker, and the library's reading of it
+#: (harness, b11434, the `tools` request of answers.json): the marker is not in it.
+GIGACHAT_CALL = (
+    '<|message_sep|>\n\nfunction call<|role_sep|>\n{"name": "get_weather", "arguments": '
+    '{"city": "Paris"}}<|message_sep|>'
+)
+GIGACHAT_CALLS = [("get_weather", '{"city": "Paris"}')]
+
+
 def test_gigachat_end_marker_is_dropped_with_a_note() -> None:
-    case = _recorded("GigaChat3-10B-A1.8B.jinja|tools", "tool_call")
-    answer = answer_for(case)
-    assert [(c.name, c.arguments) for c in answer.tool_calls] == [
-        (c["name"], c["arguments"]) for c in case["result"]["tool_calls"]
-    ]
+    answer = read_completion(_request("GigaChat3-10B-A1.8B.jinja"), GIGACHAT_CALL, DEFAULT_LIMITS)
+    assert (answer.error, answer.content) == (None, "")
+    assert [(c.name, c.arguments) for c in answer.tool_calls] == GIGACHAT_CALLS
     (note,) = _notes(answer, "drops the rest")
     assert note.startswith("llama-server's parser stops at character 98 of 113 and drops ")
     assert "(`<|message_sep|>`, 15 characters)" in note
@@ -157,7 +165,7 @@ def test_second_tool_call_dropped_when_parallel_calls_are_off() -> None:
     assert "in neither the content nor the tool calls" in note
 
 
-#: The library's answer (harness, b10568) for Qwen3-Coder when an optional argument
+#: The library's answer (harness, b11434) for Qwen3-Coder when an optional argument
 #: comes before the required one: the tool call does not parse, and is lost.
 OPTIONAL_FIRST = (
     "I will check.\n<tool_call>\n<function=get_weather>\n<parameter=unit>\ncelsius\n"
@@ -246,7 +254,7 @@ def test_every_refused_completion_gets_a_where_note() -> None:
 
 
 def test_text_after_the_tool_call_is_refused_at_its_start() -> None:
-    """The library refuses this (harness, b10568); the note points at "Done."."""
+    """The library refuses this (harness, b11434); the note points at "Done."."""
     completion = (
         '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>\nDone.'
     )
@@ -269,3 +277,30 @@ def test_hostile_unterminated_arguments_note_is_linear() -> None:
     assert answer.error is not None or answer.notes
     scan = cpu_seconds(lambda: sum(1 for char in completion if char == "["), repeat=20)
     assert elapsed / max(scan, 1e-6) < 2000
+
+
+@pytest.mark.parametrize("family", ["LLM-jp Harmony", "Ling 3"])
+def test_a_family_whose_parser_is_not_reproduced_says_so(family: str) -> None:
+    # The recorded prefill request of a template of ours with the family's markers, which
+    # llama.cpp reads with that family's handler (the recording's prompt is its handler's).
+    recorded = load(CONSTRUCTS)["requests"][f"{family} prefill"]
+    request = RenderRequest(
+        template=recorded["template"], messages=QUESTION, add_generation_prompt=True
+    )
+    answer = read_completion(request, "Paris.", DEFAULT_LIMITS)
+    assert (answer.parser, answer.content, answer.tool_calls) == ("", "Paris.", ())
+    (note,) = answer.notes
+    assert note.startswith(f"llama.cpp reads this template with its {family}")
+    assert "not reproduced here" in note
+
+
+def test_a_prefill_with_tool_calls_is_refused_as_the_server_refuses_it() -> None:
+    # llama-server (since b11434) answers HTTP 400 before it reads any completion.
+    recorded = load(CONSTRUCTS)["requests"]["a final assistant message with a tool call"]
+    request = RenderRequest(
+        template=load(CONSTRUCTS)["request_template"],
+        messages=recorded["messages"],
+        add_generation_prompt=True,
+    )
+    answer = read_completion(request, "Paris.", DEFAULT_LIMITS)
+    assert (answer.error, answer.tool_calls) == (recorded["error"], ())

@@ -1,9 +1,12 @@
-"""The llama.cpp engine against a real llama-server: every recorded /apply-template render.
+"""The llama.cpp engine against llama.cpp's own code: every recorded /apply-template render.
 
-The recordings (`renders-b10573.json`, see tests/support/shared_data.py) hold what llama-server
-b10573 answered for each template and conversation. Every pair must render to the same
-string (or fail where the server failed), except the pairs listed in
-`KNOWN_DIFFERENCES`, which must still differ so that the list stays honest.
+The recording (`tests/support/llamacpp/renders.json`, see tests/support/llamacpp_recorded.py)
+holds what llama-server's /apply-template answers at the engine's build for each shared
+template and conversation, taken with llama.cpp's own library through the same steps.
+Every pair must render to the same string (or fail where the server fails), except the
+pairs listed in `KNOWN_DIFFERENCES`, which must still differ so that the list stays honest.
+The recording itself is checked against what a real llama-server of an earlier build
+rendered (`renders-b10573.json` in the shared data) where the two builds' code agrees.
 """
 
 from __future__ import annotations
@@ -19,12 +22,15 @@ import pytest
 from app.problems import TemplateProblem
 from app.render.core import Rendered, RenderRequest, render_with
 from app.render.engines.llamacpp.render import KNOWN_DIFFERENCES, LlamaCppEngine
+from tests.support.llamacpp_recorded import CONSTRUCTS, RENDERS, load
 from tests.support.shared_data import LLAMA_SERVER_RENDERS, TEMPLATES_DIR, require_shared
 
 require_shared()
 
 #: The day the recordings were made: templates that print the date printed this one.
 RECORDED_ON = datetime(2026, 11, 29, 12, 0, 0)
+#: The recording's vocabulary (ggml-vocab-llama-spm.gguf): its BOS and EOS, BOS added.
+BOS, EOS = "<s>", "</s>"
 
 
 def render_llamacpp(
@@ -47,8 +53,12 @@ def render_llamacpp(
     return render_with(LlamaCppEngine(), request)
 
 
-@cache
 def recordings() -> dict[str, Any]:
+    return load(RENDERS)
+
+
+@cache
+def real_server_recordings() -> dict[str, Any]:
     return json.loads(LLAMA_SERVER_RENDERS.read_text(encoding="utf-8"))
 
 
@@ -73,8 +83,8 @@ def render_pair(template_name: str, case_name: str) -> str | TemplateProblem:
         return render_llamacpp(
             request,
             add_bos_token=True,
-            bos_token=data["bos_token"],
-            eos_token=data["eos_token"],
+            bos_token=BOS,
+            eos_token=EOS,
         ).prompt
     except TemplateProblem as problem:
         return problem
@@ -109,6 +119,35 @@ def test_known_differences_are_recorded_pairs_with_causes() -> None:
         assert cause.strip()
     # The issue's bar: at least 99% of the recorded pairs match exactly.
     assert len(KNOWN_DIFFERENCES) <= len(recorded) // 100
+
+
+def _typed_parts(case: dict[str, Any]) -> bool:
+    """Whether a conversation sends some content as a list of typed parts."""
+    return any(isinstance(m.get("content"), list) for m in case["messages"])
+
+
+def test_recording_agrees_with_a_real_llama_server_where_the_builds_agree() -> None:
+    # The recording is llama.cpp's library driven by our harness, not a running server:
+    # where the two builds' code is the same, it must answer what a real llama-server
+    # answered. Between b10573 and b11434 only caps.cpp's typed-content check changed
+    # (a template that tests `content is string` and reads an empty list as a list now
+    # takes typed parts), so only those templates may differ, on conversations with parts.
+    ours, server = recordings(), real_server_recordings()
+    assert ours["cases"] == server["cases"]
+    typed = [c["name"] for c in server["cases"] if _typed_parts(c)]
+    assert typed
+    for name, theirs in server["templates"].items():
+        mine = ours["templates"][name]
+        changed = {k for k in theirs["caps"] if theirs["caps"][k] != mine["caps"][k]}
+        assert changed <= {"supports_typed_content"}, name
+        for case, expected in theirs["renders"].items():
+            actual = mine["renders"][case]
+            if changed and case in typed:
+                continue
+            if isinstance(expected, str):
+                assert actual == expected, (name, case)
+            else:
+                assert isinstance(actual, dict) and "error" in actual, (name, case)
 
 
 def render(template: str, messages: list[dict[str, Any]], **options: Any) -> Rendered:
@@ -189,93 +228,45 @@ def test_variables_are_llama_servers() -> None:
     assert render_llamacpp(request).prompt == "Nov 29 2026|29 Nov 2026|False|"
 
 
-def test_llama_engine_semantics() -> None:
-    template = (
-        "{{ none_var.field.deeper }}|{{ 'a' + missing }}|{{ x | default('d') }}"
-        "|{{ {'b': 1, 'a': [1, 2]} | tojson }}|{{ items | map(attribute='n') | list }}"
+def constructs() -> dict[str, Any]:
+    return load(CONSTRUCTS)
+
+
+@pytest.mark.parametrize("name", list(constructs()["constructs"]))
+def test_constructs_render_as_llama_cpp_renders_them(name: str) -> None:
+    # Where llama.cpp's Jinja engine differs from Python's (what it refuses, prints or
+    # computes its own way), as its library answered at the engine's build. A refusal
+    # answers the same message, which llama-server wraps in its own words.
+    recorded = constructs()["constructs"][name]
+    request = RenderRequest(
+        template=recorded["template"],
+        messages=[{"role": "user", "content": "Hi"}],
+        kwargs=constructs()["kwargs"],
     )
-    kwargs = {"x": None, "items": [{"n": 1}, {"n": 2}]}
-    result = render(template, [{"role": "user", "content": "Hi"}], kwargs=kwargs)
-    assert result.prompt == '|a|d|{"b": 1, "a": [1, 2]}|[1, 2]'
-    with pytest.raises(TemplateProblem):
-        render("{{ {'a': 1} | tojson(sort_keys=true) }}", [{"role": "user", "content": "Hi"}])
-
-
-def test_requests_llama_server_refuses() -> None:
-    two_assistants = [
-        {"role": "user", "content": "Hi"},
-        {"role": "assistant", "content": "a"},
-        {"role": "assistant", "content": "b"},
-    ]
-    with pytest.raises(TemplateProblem, match="2 or more assistant messages"):
-        render(PLAIN, two_assistants)
-    with pytest.raises(TemplateProblem, match="must contain 'content'"):
-        render(PLAIN, [{"role": "user"}])
-    with pytest.raises(TemplateProblem, match="enable_thinking"):
-        render(PLAIN, [{"role": "user", "content": "Hi"}], kwargs={"enable_thinking": "yes"})
-
-
-#: Constructs llama.cpp's Jinja engine (common/jinja/value.cpp, b10573) refuses where Python's
-#: Jinja renders, each with the message a llama-server user reads (its not_implemented_exception
-#: prefixes "NotImplemented: ").
-REFUSED_CONSTRUCTS = {
-    "sameas test": ("{{ none is sameas none }}", "NotImplemented: sameas test not implemented"),
-    "filter test": ("{{ 'upper' is filter }}", "NotImplemented: filter test not implemented"),
-    "escaped test": (
-        "{{ 'foo'|safe is escaped }}",
-        "NotImplemented: escaped test not implemented",
-    ),
-    "replace filter with a count": (
-        "{{ 'a-a-a' | replace('-', '+', 1) }}",
-        "NotImplemented: String replace with count argument not implemented",
-    ),
-    "replace method with a count": (
-        "{{ 'a-a-a'.replace('-', '+', 2) }}",
-        "NotImplemented: String replace with count argument not implemented",
-    ),
-    "format with a numbered field": (
-        "{{ '{0}'.format('x') }}",
-        "NotImplemented: format() only supports simple '{}' placeholders",
-    ),
-    "format with a named field": (
-        "{{ '{name}'.format(name='x') }}",
-        "NotImplemented: format() only supports simple '{}' placeholders",
-    ),
-    "format with a format spec": (
-        "{{ '{:>5}'.format(1) }}",
-        "NotImplemented: format() only supports simple '{}' placeholders",
-    ),
-    "map through a filter": (
-        "{{ ['1', '2'] | map('int') | list }}",
-        "NotImplemented: map: filter-mapping not implemented",
-    ),
-    "min by attribute": (
-        "{{ (items | min(attribute='n')).n }}",
-        "NotImplemented: min: attribute not implemented",
-    ),
-    "max by attribute": (
-        "{{ (items | max(attribute='n')).n }}",
-        "NotImplemented: max: attribute not implemented",
-    ),
-}
-
-
-@pytest.mark.parametrize("construct", REFUSED_CONSTRUCTS)
-def test_constructs_llama_cpp_refuses_raise_its_message(construct: str) -> None:
-    template, message = REFUSED_CONSTRUCTS[construct]
-    kwargs = {"items": [{"n": 2}, {"n": 1}]}
+    if "prompt" in recorded:
+        assert render_llamacpp(request).prompt == recorded["prompt"]
+        return
     with pytest.raises(TemplateProblem) as raised:
-        render(template, [{"role": "user", "content": "Hi"}], kwargs=kwargs)
-    assert (raised.value.type, raised.value.message) == ("NotImplementedError", message)
+        render_llamacpp(request)
+    assert raised.value.message in recorded["error"]
     assert raised.value.line == 1
 
 
-def test_what_llama_cpp_accepts_of_those_constructs_still_renders() -> None:
-    # The plain forms of the same builtins: '{}' placeholders (tencent-Hy3 relies on them and
-    # llama-server rendered it), replace without a count, map by attribute, min/max of values.
-    template = (
-        "{{ '<a{}b{}>'.format(1, 'x') }}|{{ 'a-a' | replace('-', '+') }}"
-        "|{{ items | map(attribute='n') | list }}|{{ [3, 1, 2] | min }}{{ [3, 1, 2] | max }}"
+@pytest.mark.parametrize("name", list(constructs()["requests"]))
+def test_requests_are_parsed_as_llama_server_parses_them(name: str) -> None:
+    # What llama-server's request parsing does with a conversation (rewrites it, or
+    # answers HTTP 400 with its message), and how the handler a template's markers pick
+    # continues a final message, as its library answered at the engine's build.
+    recorded = constructs()["requests"][name]
+    request = RenderRequest(
+        template=recorded.get("template", constructs()["request_template"]),
+        messages=recorded["messages"],
+        kwargs=recorded["kwargs"],
+        add_generation_prompt=True,  # the request sends none: the server's default
     )
-    result = render(template, [{"role": "user", "content": "Hi"}], kwargs={"items": [{"n": 2}]})
-    assert result.prompt == "<a1bx>|a+a|[2]|13"
+    if "prompt" in recorded:
+        assert render_llamacpp(request).prompt == recorded["prompt"]
+        return
+    with pytest.raises(TemplateProblem) as raised:
+        render_llamacpp(request)
+    assert (raised.value.type, raised.value.message) == ("InvalidRequest", recorded["error"])

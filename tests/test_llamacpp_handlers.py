@@ -5,7 +5,7 @@ functionary_v3_2, kimi_k2 and lfm2 (the comparison with the real library's recor
 answers is in `test_llamacpp_handlers_recorded.py`):
 
 - detection: the handler each of llama.cpp's shared templates gets is the one the real
-  library (b10568) used, as recorded in `tests/support/llamacpp/answers.json`;
+  library (b11434) used, as recorded in `tests/support/llamacpp/answers.json`;
 - parsing: cases of our own, written from the grammars of common/chat.cpp, including
   continued (prefilled) messages and llama.cpp's quirks;
 - hostile completions: 100 kB of repeated markup or deep nesting returns (a message or
@@ -41,7 +41,7 @@ LOGGED = {
     "DeepSeek V3.2/V4": "deepseek_v3_2", "Gemma4": "gemma4", "MiniCPM5": "minicpm5",
     "Qwen3-Coder": "qwen3_coder", "autoparser": None,
 }  # fmt: skip
-#: The handler the real library (b10568) used for each shared template, as recorded.
+#: The handler the real library (b11434) used for each shared template, as recorded.
 EXPECTED_HANDLER = {
     r["template"]: LOGGED[r["handler"]]
     for r in json.loads(ANSWERS.read_text("utf-8"))["requests"]

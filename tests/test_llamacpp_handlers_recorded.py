@@ -4,7 +4,7 @@ For the handlers ministral_3, qwen3_coder, gpt_oss, gemma4, functionary_v3_2, ki
 lfm2, byte for byte: the chat format, the generation prompt and the parsed message (or
 the error) of
 
-- the PEG cases of llama.cpp's tests/test-chat.cpp, as the real library (b10568) parsed
+- the PEG cases of llama.cpp's tests/test-chat.cpp, as the real library (b11434) parsed
   them (`tests/support/llamacpp/test_chat_parse_cases.json`);
 - the page's menu of completions for every template and option set, as the real library
   read them for llama-server (`tests/support/llamacpp/answers.json`).
@@ -46,7 +46,7 @@ def _handler_of(template: str) -> str | None:
 # --- Upstream's cases, as the real library parses them --------------------------------
 
 #: test-chat.cpp's PEG cases with the real library's own parse of each (helper data
-#: recorded from llama.cpp b10568: tests/support/llamacpp/test_chat_parse_cases.json).
+#: recorded from llama.cpp b11434: tests/support/llamacpp/test_chat_parse_cases.json).
 RECORDED = json.loads(
     (REPO / "tests/support/llamacpp/test_chat_parse_cases.json").read_text("utf-8")
 )["cases"]
@@ -58,7 +58,9 @@ TOOL_CHOICE = {0: "auto", 1: "required", 2: "none"}
 OUR_RECORDED = [
     case
     for case in RECORDED
-    if not case["is_partial"] and case.get("actual") and _handler_of(case["template"]) in OURS
+    if "skipped" not in case["verified"]
+    and case.get("actual")
+    and _handler_of(case["template"]) in OURS
 ]
 
 

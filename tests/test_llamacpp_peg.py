@@ -1,7 +1,7 @@
 """llama.cpp's PEG parser and chat mapper, reproduced (app/render/engines/llamacpp/answers).
 
 The cases of llama.cpp's own PEG tests (tests/peg-parser/*.cpp, tests/test-chat-peg-
-parser.cpp at b10568) are data in tests/support/llamacpp/peg_cases.json: a grammar as
+parser.cpp at b11434, the same facts as at b10568) are data in peg_cases.json: a grammar as
 builder calls, an input and what upstream asserts. Below them: how common_chat_peg_parse
 wraps the parse, and the parse time on hostile 100 kB completions.
 """

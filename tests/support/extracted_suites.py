@@ -44,18 +44,29 @@ def _load(path: Path) -> dict[str, Any]:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
+def _llama_cpp_skip_reason(case: dict[str, Any]) -> str:
+    """Why the recorder left a test-chat.cpp case out, in words."""
+    reason = case["verified"]["skipped"]
+    if reason == "partial":
+        return (
+            "a partial parse (is_partial: the text of a stream cut short); the playground "
+            "reads a finished answer"
+        )
+    if reason == "template":
+        return (
+            f"its template ({case['template']}) is not among the shared templates, and the "
+            "repository holds no copy of llama.cpp's own"
+        )
+    return reason
+
+
 def llama_cpp() -> Suite:
     doc = _load(SUPPORT / "llamacpp" / "test_chat_parse_cases.json")
     part = f"{doc['upstream_file']} (llama.cpp {doc['llama_cpp']})"
     suite = Suite("llama.cpp", ("tests/test_llamacpp_answers.py::test_llama_cpp_test_chat_case",))
     for case in doc["cases"]:
         if "skipped" in case["verified"]:
-            why = (
-                "a partial parse (is_partial: the text of a stream cut short); the playground "
-                "reads a finished answer"
-                if case["verified"]["skipped"] == "partial"
-                else case["verified"]["skipped"]
-            )
+            why = _llama_cpp_skip_reason(case)
             suite.skipped.setdefault(part, {})[f"case {case['index']}"] = why
             suite.not_run[part] = suite.not_run.get(part, 0) + 1
         else:

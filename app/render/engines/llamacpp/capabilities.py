@@ -157,6 +157,18 @@ def _probe_content(template: str, max_chars: int, caps: dict[str, bool]) -> None
         caps["supports_typed_content"] = True
     if not probe.success or (as_array and not probe.contains(STRING_MARKER)):
         caps["supports_string_content"] = False
+    if has_op(content, "test_is_string"):
+        _probe_empty_parts(template, max_chars, caps)
+
+
+def _probe_empty_parts(template: str, max_chars: int, caps: dict[str, bool]) -> None:
+    """A template that tests whether the content is a string may take a list in its other
+    branch: content given as an empty list, and read as a list, means typed content too
+    (caps.cpp since b11434; until then, only the string probe counted)."""
+    probe = _Probe(template, max_chars, [{"role": "user", "content": []}])
+    content = probe.messages[0]["content"]
+    if probe.success and (has_op(content, "selectattr") or has_op(content, "array_access")):
+        caps["supports_typed_content"] = True
 
 
 def _probe_system_role(template: str, max_chars: int, caps: dict[str, bool]) -> None:

@@ -9,9 +9,9 @@ prompt, and when the final assistant message is continued (prefill) it writes th
 continuation itself. A family is one entry of `select_handler`; the engine never asks
 for a handler by name.
 
-Not reproduced: the handlers of families absent from the recordings this module is
-tested against (LLM-jp Harmony, K2 Horizon, Ling 3, TranslateGemma); such templates
-are treated like any other here.
+Every handler of build b11434 is here. The answer side reproduces all but two parsers
+(LLM-jp Harmony and Ling 3.0, whose templates the shared data lacks): for those, the
+Response view says that llama.cpp reads the answer with a parser not reproduced.
 """
 
 from __future__ import annotations
@@ -45,17 +45,22 @@ def select_handler(source: str) -> Handler | None:
 
     if has("[SYSTEM_PROMPT]", "[TOOL_CALLS]", "[ARGS]") and "[CALL_ID]" not in source:
         return Handler("Ministral 3", hooks.tags("", "[THINK]", "[/THINK]"), hooks.ministral_blocks)
-    if has("<|channel|>"):
-        return Handler(
-            "GPT-OSS",
-            hooks.tags(
-                "<|start|>assistant",
-                "<|channel|>analysis<|message|>",
-                "<|end|><|start|>assistant<|channel|>final<|message|>",
-            ),
-            hooks.copy_thinking(drop_content_beside_calls=True),
-            patch=hooks.gpt_oss_patch,
-        )
+    # LLM-jp 4.1 speaks GPT-OSS's Harmony, and its handler shapes the prompt the same way.
+    for name, marker in (
+        ("LLM-jp Harmony", "chat_format=llm-jp-harmony-v1"),
+        ("GPT-OSS", "<|channel|>"),
+    ):
+        if has(marker):
+            return Handler(
+                name,
+                hooks.tags(
+                    "<|start|>assistant",
+                    "<|channel|>analysis<|message|>",
+                    "<|end|><|start|>assistant<|channel|>final<|message|>",
+                ),
+                hooks.copy_thinking(drop_content_beside_calls=True),
+                patch=hooks.gpt_oss_patch,
+            )
     if has("<atem:function_calls>", "<|eom|>"):
         return Handler(
             "Muse Glimmer",
@@ -84,6 +89,8 @@ def select_handler(source: str) -> Handler | None:
                 "<|close|>think<|sep|><|open|>response<|sep|>",
             ),
         )
+    if has("<role>ASSISTANT</role>", "<arg_key>"):
+        return Handler("Ling 3.0", hooks.tags("<role>ASSISTANT</role>\n", "<think>", "</think>"))
     if has("<|START_TEXT|>", "<|START_ACTION|>"):
         return Handler(
             "Cohere2 MoE",

@@ -16,9 +16,15 @@ differ systematically, and those are reproduced here on top of our sandbox:
 - arrays have the mutating `append` and `pop` (value.cpp's array builtins);
 - `safe` returns the plain text: nothing is ever HTML-escaped;
 - `raise_exception` prefixes its message with "Jinja Exception: ";
+- a printed value is written as runtime.cpp writes it: a list's items one after
+  another, none, undefined and mappings as nothing, floats as value.cpp spells them;
+  the `sameas` test and `min`/`max` (also by attribute) follow value.cpp (`values`);
 - the builtins value.cpp lacks or implements in part are refused as it refuses them
-  (`refusals`: the `sameas`, `escaped` and `filter` tests, `replace` with a count,
-  `format` beyond "{}", `map` through a filter, `min`/`max` by attribute).
+  (`refusals`: the `escaped` and `filter` tests, `replace` with a count, `format`
+  beyond "{}", `map` through a filter).
+
+`tests/support/llamacpp/constructs.json` records each of these as llama.cpp's own library
+answers it at the engine's build; the tests render the same templates here.
 
 Everything else (filters, globals, sandbox rules) is our transformers environment.
 """
@@ -35,7 +41,7 @@ import jinja2.ext
 from jinja2.exceptions import TemplateError
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-from app.render.engines.llamacpp import refusals
+from app.render.engines.llamacpp import refusals, values
 from app.render.environment import GenerationTracker, build_environment, compile_cache
 
 
@@ -176,6 +182,7 @@ def build_llamacpp_environment(
     env.globals.update(base.globals)
     env.filters["tojson"] = _tojson
     refusals.install(env)
+    values.install(env)
     for name in ("map", "select", "reject", "selectattr", "rejectattr"):
         env.filters[name] = _listing(env.filters[name])
     env.filters["default"] = env.filters["d"] = _default

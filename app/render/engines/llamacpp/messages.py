@@ -21,6 +21,13 @@ class LlamaCppInputError(ValueError):
     """A request llama-server refuses before rendering (answered as HTTP 400 there)."""
 
 
+def refuse_continued_tool_calls(parsed: list[ChatMessage]) -> None:
+    """oaicompat_chat_params_parse (since b11434): a continued final assistant message
+    (a prefill) may not carry tool calls."""
+    if parsed and parsed[-1].role == "assistant" and parsed[-1].tool_calls:
+        raise LlamaCppInputError("Cannot continue an assistant message that contains tool calls.")
+
+
 @dataclass
 class ChatMessage:
     """common_chat_msg: what survives parsing, with tool arguments as JSON text."""

@@ -14,7 +14,7 @@ end tag and the content.
 The analyzer's rules change from one llama.cpp version to the next; the rules here
 follow `compare_reasoning_presence`, `compare_thinking_enabled` (including its
 "<think> versus </think>" case), `compare_reasoning_scope` and the reasoning
-workarounds, and keep the whitespace around the tags that b10573's recorded prompts
+workarounds, and keep the whitespace around the tags that the recorded prompts
 show (Qwen3: "<think>\n" ... "\n</think>\n\n").
 """
 

@@ -1,10 +1,11 @@
 """Builtins llama.cpp's Jinja engine lacks or implements only in part, refused as it refuses.
 
 Python's Jinja renders all of these; llama.cpp's engine (common/jinja/value.cpp, build
-b10573) throws a `not_implemented_exception`, whose message llama-server answers with the
+b11434) throws a `not_implemented_exception`, whose message llama-server answers with the
 prefix "NotImplemented: ". Where llama.cpp implements the plain form of a builtin
-(`'{}'.format(x)`, `replace` without a count, `map(attribute=...)`, `min`/`max` of values),
-that form renders here as before.
+(`'{}'.format(x)`, `replace` without a count, `map(attribute=...)`), that form renders
+here as before. (Until b11434 it also refused the `sameas` test and `min`/`max` by
+attribute; those are now implemented, its own way: see `values`.)
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ def not_implemented(what: str) -> NotImplementedError:
 
 
 def _refused_test(name: str) -> Callable[..., bool]:
-    """value.cpp's `sameas`, `escaped` and `filter` tests: each throws when evaluated."""
+    """value.cpp's `escaped` and `filter` tests: each throws when evaluated."""
 
     def test(*args: Any) -> bool:
         raise not_implemented(f"{name} test not implemented")
@@ -33,7 +34,7 @@ def _refused_test(name: str) -> Callable[..., bool]:
 
 #: The tests llama.cpp registers but does not implement.
 REFUSED_TESTS: dict[str, Callable[..., bool]] = {
-    name: _refused_test(name) for name in ("sameas", "escaped", "filter")
+    name: _refused_test(name) for name in ("escaped", "filter")
 }
 
 
@@ -83,28 +84,12 @@ def refuse_filter_mapping(map_filter: Callable[..., Any]) -> Callable[..., Any]:
     return mapped
 
 
-def refuse_attribute(name: str, extreme: Callable[..., Any]) -> Callable[..., Any]:
-    """`min`/`max` as value.cpp has them: of the values only; `attribute=` is refused."""
-
-    @functools.wraps(extreme)
-    def by_value(environment: Any, value: Any, *args: Any, **kwargs: Any) -> Any:
-        attribute = kwargs.get("attribute", args[1] if len(args) > 1 else None)
-        if attribute is not None:
-            raise not_implemented(f"{name}: attribute not implemented")
-        return extreme(environment, value, *args, **kwargs)
-
-    by_value.jinja_pass_arg = extreme.jinja_pass_arg  # type: ignore[attr-defined]
-    return by_value
-
-
 def install(env: jinja2.Environment) -> None:
     """Put llama.cpp's refusals into `env`'s tests and filters."""
     env.tests.update(REFUSED_TESTS)
     env.filters["replace"] = replace
     env.filters["format"] = format_braces
     env.filters["map"] = refuse_filter_mapping(env.filters["map"])
-    for name in ("min", "max"):
-        env.filters[name] = refuse_attribute(name, env.filters[name])
 
 
 #: String methods whose llama.cpp builtin differs from Python's `str` method.

@@ -50,6 +50,7 @@ from app.render.engines.llamacpp.messages import (
     normalise_content,
     parse_messages,
     parse_tools,
+    refuse_continued_tool_calls,
     to_json,
 )
 from app.render.engines.llamacpp.reasoning import (
@@ -78,9 +79,9 @@ class LlamaCppEngine(Engine):
     name = "llama.cpp (llama-server)"
     program_name = "llama-server"
     #: The llama-server build whose recorded renders the tests compare against.
-    version = "b10573"
+    version = "b11434"
     description = (
-        "What llama-server (build b10573) returns from /apply-template: its message "
+        "What llama-server (build b11434) returns from /apply-template: its message "
         "rewrites, its template variables and the semantics of its own Jinja engine."
     )
 
@@ -235,6 +236,8 @@ def _continuation_mode(
         raise LlamaCppInputError(
             "Cannot set both add_generation_prompt and continue_final_message to true."
         )
+    if continuation is not None:
+        refuse_continued_tool_calls(parsed)
     return add_generation_prompt, continuation
 
 

@@ -46,6 +46,17 @@ def _note_deep(value: Any, op: str) -> None:
             _note_deep(item, op)
 
 
+def _plain(value: Any) -> Any:
+    """A tracked value as plain JSON data, read without marking anything."""
+    if isinstance(value, dict):
+        return {_plain(key): _plain(item) for key, item in dict.items(value)}
+    if isinstance(value, list):
+        return [_plain(item) for item in list.__iter__(value)]
+    if isinstance(value, str):
+        return str.__str__(value)
+    return value
+
+
 def used(value: Any) -> bool:
     """Whether the template touched `value` (llama.cpp's `stats.used`)."""
     return bool(getattr(value, "__dict__", {}).get("_used"))
@@ -167,13 +178,17 @@ def _tracked_callable(name: str, function: Callable[..., Any]) -> Callable[..., 
     passes = getattr(function, "jinja_pass_arg", None)
     skip = 1 if passes is not None else 0
 
-    # tojson and string serialise the whole value: llama.cpp marks it used all the way down.
-    note = _note_deep if name in ("tojson", "string") else _note
+    # tojson and string serialise the whole value: llama.cpp marks it used all the way
+    # down, as that filter's use only (its own walk through a list is no array access).
+    deep = name in ("tojson", "string")
 
     @functools.wraps(function)
     def tracked(*args: Any, **kwargs: Any) -> Any:
-        if len(args) > skip:
-            note(args[skip], name)
+        if len(args) > skip and deep:
+            _note_deep(args[skip], name)
+            args = (*args[:skip], _plain(args[skip]), *args[skip + 1 :])
+        elif len(args) > skip:
+            _note(args[skip], name)
         return function(*args, **kwargs)
 
     if passes is not None:

@@ -1,9 +1,8 @@
 """llama-server's reading of a completion: the chat format and PEG parser it derives.
 
-llama-server (the engine's build b10573; read from b10568's common/chat.cpp, which is
-b10573's: their `common/` chat and PEG files are the same, see docs/engines/
-llama.cpp.md) derives, from the template itself, a chat format and a PEG parser for the
-model's answer when it applies the template
+llama-server (the engine's build b11434: common/chat.cpp and common/parsers/, see
+docs/engines/llama.cpp.md) derives, from the template itself, a chat format and a PEG
+parser for the model's answer when it applies the template
 (`common_chat_templates_apply_jinja`: a specialized handler for some families, the
 differential autoparser for every other template; `derive`), and reads the generated
 text with it (`common_chat_parse`: the generation prompt, then the completion). A

@@ -247,6 +247,7 @@ class Mapper:
             if call.name:
                 self.msg.tool_calls.append(self.pending)
             self.pending = None
+            self.current = None  # later argument nodes belong to no call (b11434)
 
 
 def peg_parse(arena: Arena | None, text: str, is_partial: bool = False, fmt: str = "",

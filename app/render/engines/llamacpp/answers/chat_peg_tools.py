@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from app.render.engines.llamacpp.answers.schema import tool_parameters
+
 if TYPE_CHECKING:
     from app.render.engines.llamacpp.answers.chat_peg import ChatBuilder
     from app.render.engines.llamacpp.answers.peg_builder import P
@@ -21,7 +23,7 @@ def _functions(tools: Any) -> list[tuple[str, dict[str, Any]]]:
     for tool in tools:
         if isinstance(tool, dict) and "function" in tool:
             function = tool["function"]
-            found.append((function["name"], function.get("parameters", {})))
+            found.append((function["name"], tool_parameters(function)))
     return found
 
 

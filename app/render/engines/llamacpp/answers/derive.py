@@ -26,6 +26,7 @@ from app.render.engines.llamacpp.messages import (
     normalise_content,
     parse_messages,
     parse_tools,
+    refuse_continued_tool_calls,
     to_json,
 )
 from app.render.engines.llamacpp.render import patched_source, template_capabilities
@@ -125,6 +126,8 @@ def parse_inputs(
         rendered = [dataclasses.replace(m, content=m.content.strip(" \n\t\r")) for m in parsed]
     messages: list[dict[str, Any]] = normalise_content([to_json(m) for m in rendered], caps, [])
     continuation = _continuation(request, parsed[-1].role if parsed else None)
+    if continuation != "none":
+        refuse_continued_tool_calls(parsed)
     continue_msg: dict[str, Any] | None = None
     if continuation != "none" and messages:
         messages.pop()

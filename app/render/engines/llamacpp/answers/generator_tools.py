@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from app.render.engines.llamacpp.answers.chat_peg import ChatBuilder
-from app.render.engines.llamacpp.answers.handlers.common import resolves_to_string
 from app.render.engines.llamacpp.answers.peg_builder import P
+from app.render.engines.llamacpp.answers.schema import foreach_parameter, tool_parameters
 from app.render.engines.llamacpp.answers.tool_analysis import ToolAnalysis
 from app.render.engines.llamacpp.answers.types import ParseInputs
 
@@ -24,8 +24,7 @@ def _functions(inputs: ParseInputs) -> list[tuple[str, Any]]:
         if not isinstance(tool, dict) or tool.get("type") != "function" or "function" not in tool:
             continue
         function = tool["function"]
-        parameters = function.get("parameters") if "parameters" in function else {}
-        result.append((str(function.get("name", "")), parameters if parameters is not None else {}))
+        result.append((str(function.get("name", "")), tool_parameters(function)))
     return result
 
 
@@ -142,26 +141,21 @@ def tag_tagged(p: ChatBuilder, inputs: ParseInputs, tools: ToolAnalysis, reasoni
     until_suffix = p.rule("until-suffix", p.until(tools.arg_value_suffix))
     choice = p.choice()
     for name, params in _functions(inputs):
-        properties = params.get("properties", {}) if isinstance(params, dict) else {}
-        required_names = params.get("required", []) if isinstance(params, dict) else []
         required, optional = [], []
-        for param, schema in properties.items() if isinstance(properties, dict) else ():
+        for prop in foreach_parameter({"parameters": params}):
+            param = prop.name
             opening = p.tool_arg_open(
                 tools.arg_name_prefix + p.tool_arg_name(p.literal(param)) + tools.arg_name_suffix
             )
             close = p.tool_arg_close(p.literal(tools.arg_value_suffix))
-            if resolves_to_string(schema, params):
+            if prop.schema.may_be_string():
                 value = p.ac(p.tool_arg_string_value(until_suffix) + close, tools.arg_value_suffix)
             else:
-                value = (
-                    p.tool_arg_json_value(
-                        p.schema(p.json(), f"tool-{name}-arg-{param}-schema", schema, False)
-                    )
-                    + close
-                )
+                rule_name = f"tool-{name}-arg-{param}-schema"
+                value = p.tool_arg_json_value(p.schema(p.json(), rule_name, prop.schema)) + close
             arg = p.tool_arg(opening + tools.arg_value_prefix + value)
             named = p.rule(f"tool-{name}-arg-{param}", arg)
-            (required if param in required_names else optional).append(named)
+            (required if prop.required else optional).append(named)
         args = p.eps()
         for index, parser in enumerate(required):
             args = args + p.space() + parser if index else args + parser

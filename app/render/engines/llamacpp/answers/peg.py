@@ -1,4 +1,4 @@
-"""llama.cpp's PEG parser (common/peg-parser.cpp, build b10568): the arena and its parse loop.
+"""llama.cpp's PEG parser (common/peg-parser.cpp, build b11434): the arena and its parse loop.
 
 A grammar is an arena of parsers addressed by integer ids (`Arena`), built with
 `peg_builder.Builder`. Parsing a text gives a `Result` (fail, success or need-more-input,

@@ -12,6 +12,8 @@ from typing import Any, Union
 from app.render.engines.llamacpp.answers import peg_parsers as pp
 from app.render.engines.llamacpp.answers import peg_scanners as ps
 from app.render.engines.llamacpp.answers.peg import Arena
+from app.render.engines.llamacpp.answers.schema import Node as SchemaNode
+from app.render.engines.llamacpp.answers.schema import document
 
 Operand = Union["P", str]
 
@@ -171,7 +173,10 @@ class BaseBuilder:
         return self.add(ps.StringContent(delimiter))
 
     def schema(self, p: P, name: str, schema: Any, raw: bool = False) -> P:
-        return self.add(pp.Delegate(p.id, "Schema", (name, schema, raw)))
+        # llama.cpp builds its schema tree from JSON here, refusing what it cannot read
+        # (a SchemaError); a node of a tree built before is taken as it is.
+        node = schema if isinstance(schema, SchemaNode) else document(schema).root
+        return self.add(pp.Delegate(p.id, "Schema", (name, node, raw)))
 
     def atomic(self, p: P) -> P:
         return self.add(pp.Atomic(p.id))

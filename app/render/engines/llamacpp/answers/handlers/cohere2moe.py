@@ -1,7 +1,7 @@
 """Cohere2 MoE ("North Code"): a thinking block, then text or a JSON array of calls.
 
-common_chat_params_init_cohere2moe (common/chat.cpp, build b10568). After the generation
-prompt's stable prefix `<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>` come
+common_chat_params_init_cohere2moe (common/parsers/cohere2moe.cpp, build b11434). After
+the generation prompt's stable prefix `<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>` come
 `<|START_THINKING|>...<|END_THINKING|>` (read as content without reasoning extraction),
 then either `<|START_TEXT|>...<|END_TEXT|>` or
 

@@ -1,21 +1,32 @@
-"""What several of llama.cpp's specialized handlers share (common/chat.cpp, build b10568).
+"""What several of llama.cpp's specialized handlers share (common/parsers/parsers.cpp and
+common/chat.cpp, build b11434).
 
-`foreach_function` and `foreach_parameter` walk the request's tools as chat.cpp's helpers
-of those names do; `resolves_to_string` is `common_schema_info::resolves_to_string`
-(common/json-schema-to-grammar.cpp), which decides whether an XML-style argument is read
-as raw text or as JSON.
+`foreach_function` and `foreach_parameter` walk the request's tools as the helpers of
+those names do; a parameter's schema is a node of the tree llama.cpp builds from the
+parameters (`schema`), which decides whether an XML-style argument is read as raw text
+or as JSON.
 """
 
 from __future__ import annotations
 
 import copy
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-#: The string formats `resolves_to_string` counts as strings (besides any "uuid..." one).
-_STRING_FORMATS = frozenset(
-    ("date", "time", "date-time", "uri", "email", "hostname", "ipv4", "ipv6", "uuid")
-)
+from app.render.engines.llamacpp.answers.schema import foreach_parameter, tool_parameters
+
+if TYPE_CHECKING:
+    from app.render.engines.llamacpp.answers.chat_peg import ChatBuilder
+    from app.render.engines.llamacpp.answers.peg_builder import P
+
+__all__ = [
+    "copied",
+    "foreach_function",
+    "foreach_parameter",
+    "function_name",
+    "function_parameters",
+    "tagged_args",
+]
 
 
 def foreach_function(tools: list[dict[str, Any]] | None) -> Iterator[dict[str, Any]]:
@@ -31,75 +42,29 @@ def function_name(tool: dict[str, Any]) -> str:
 
 
 def function_parameters(tool: dict[str, Any]) -> Any:
-    """The function's `parameters` schema, or an empty object when it has none."""
-    parameters = tool["function"].get("parameters")
-    return parameters if parameters is not None else {}
+    """common_chat_tool_parameters: the function's `parameters` schema, or an empty object
+    schema when they are missing, null or `{}`."""
+    return tool_parameters(tool["function"])
 
 
-def foreach_parameter(function: dict[str, Any]) -> Iterator[tuple[str, Any, bool]]:
-    """(name, schema, required) for each property of the function's parameters."""
-    parameters = function.get("parameters")
-    if not isinstance(parameters, dict):
-        return
-    properties = parameters.get("properties")
-    if not isinstance(properties, dict):
-        return
-    required = parameters.get("required")
-    names = {r for r in required if isinstance(r, str)} if isinstance(required, list) else set()
-    for name, schema in properties.items():
-        yield name, schema, name in names
-
-
-def _pointer(root: Any, ref: str) -> tuple[bool, Any]:
-    """The target of a local `#/a/b` reference inside `root`, as resolve_refs finds it."""
-    target = root
-    for token in ref[ref.find("#") + 1 :].split("/")[1:]:
-        if isinstance(target, dict) and token in target:
-            target = target[token]
-        elif isinstance(target, list) and token.isdigit() and int(token) < len(target):
-            target = target[int(token)]
+def tagged_args(
+    p: ChatBuilder, tool: dict[str, Any], opener: str, string_value: P, close: str
+) -> P:
+    """minicpm5's and muse-glimmer's arguments: any number of `OPENER"KEY">` tags, in any
+    order, each followed by raw text when the parameter's schema may be a string (the
+    caller's `string_value`, which reads the closing tag), else by JSON then `close`."""
+    name = function_name(tool)
+    arg_rules = []
+    for prop in foreach_parameter(tool["function"]):
+        if prop.schema.may_be_string():
+            value = string_value
         else:
-            return False, None
-    return True, target
-
-
-def resolves_to_string(schema: Any, root: Any) -> bool:
-    """Whether any branch of `schema` allows a string; `$ref`s resolve inside `root`
-    (the function's parameters, which llama.cpp resolves references against)."""
-    visited: set[str] = set()
-    budget = [10_000]  # a schema is small, but its references may form a cycle
-
-    def check(node: Any) -> bool:
-        budget[0] -= 1
-        if budget[0] < 0 or not isinstance(node, dict):
-            return False
-        if "$ref" in node:
-            ref = node["$ref"]
-            if not isinstance(ref, str) or ref in visited or not ref.startswith("#/"):
-                return False
-            visited.add(ref)
-            found, target = _pointer(root, ref)
-            return found and check(target)
-        kind = node.get("type")
-        if kind == "string" or (isinstance(kind, list) and "string" in kind):
-            return True
-        for key in ("oneOf", "anyOf"):
-            if isinstance(node.get(key), list) and any(check(alt) for alt in node[key]):
-                return True
-        parts = node.get("allOf")
-        if isinstance(parts, list) and all(check(part) for part in parts):
-            return True
-        if isinstance(node.get("const"), str):
-            return True
-        enum = node.get("enum")
-        if isinstance(enum, list) and any(isinstance(v, str) for v in enum):
-            return True
-        if any(key in node for key in ("pattern", "minLength", "maxLength")):
-            return True
-        fmt = node.get("format")
-        return isinstance(fmt, str) and (fmt in _STRING_FORMATS or fmt.startswith("uuid"))
-
-    return check(schema)
+            rule_name = f"tool-{name}-arg-{prop.name}-schema"
+            json_value = p.schema(p.json(), rule_name, prop.schema)
+            value = p.tool_arg_json_value(json_value) + p.tool_arg_close(p.literal(close))
+        tag = p.literal(opener) + p.tool_arg_name(p.literal(prop.name)) + '">'
+        arg_rules.append(p.tool_arg(p.tool_arg_open(tag) + value))
+    return p.zero_or_more(p.choice(*arg_rules) + p.space()) if arg_rules else p.eps()
 
 
 def copied(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:

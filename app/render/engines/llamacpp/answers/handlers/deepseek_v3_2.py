@@ -1,6 +1,6 @@
 """DeepSeek V3.2 and V4: `<think>` reasoning and DSML-tagged tool calls.
 
-common_chat_params_init_deepseek_v3_2 (common/chat.cpp, build b10568). After the
+common_chat_params_init_deepseek_v3_2 (common/parsers/deepseek.cpp, build b11434). After the
 generation prompt `<｜Assistant｜>` come reasoning, content and a block of calls
 
     <｜DSML｜function_calls>
@@ -22,9 +22,8 @@ from app.render.engines.llamacpp.answers.chat_peg import ChatBuilder, build_chat
 from app.render.engines.llamacpp.answers.handlers.common import (
     copied,
     foreach_function,
+    foreach_parameter,
     function_name,
-    function_parameters,
-    resolves_to_string,
 )
 from app.render.engines.llamacpp.answers.peg_builder import P
 from app.render.engines.llamacpp.answers.types import PEG_NATIVE, ChatParams, ParseInputs
@@ -108,12 +107,10 @@ def params(source: str, inputs: ParseInputs) -> ChatParams:
 
 
 def _invoke(p: ChatBuilder, tool: dict[str, Any]) -> P:
-    name, schema = function_name(tool), function_parameters(tool)
-    props = schema.get("properties", {}) if isinstance(schema, dict) else {}
-    required = set(schema.get("required") or ()) if isinstance(schema, dict) else set()
+    name = function_name(tool)
     needed, optional = [], []
-    for key, prop in (props if isinstance(props, dict) else {}).items():
-        is_string = resolves_to_string(prop, schema)
+    for prop in foreach_parameter(tool["function"]):
+        key, is_string = prop.name, prop.schema.may_be_string()
         flag = "true" if is_string else "false"
         opener = (
             p.literal(f'<{DSML}parameter name="')
@@ -124,9 +121,10 @@ def _invoke(p: ChatBuilder, tool: dict[str, Any]) -> P:
         if is_string:
             value = p.tool_arg_string_value(p.until(close))
         else:
-            value = p.tool_arg_json_value(p.schema(p.json(), f"tool-{name}-arg-{key}-schema", prop))
+            rule_name = f"tool-{name}-arg-{key}-schema"
+            value = p.tool_arg_json_value(p.schema(p.json(), rule_name, prop.schema))
         arg = p.tool_arg(p.tool_arg_open(opener) + value + p.tool_arg_close(p.literal(close)))
-        (needed if key in required else optional).append(p.rule(f"tool-{name}-arg-{key}", arg))
+        (needed if prop.required else optional).append(p.rule(f"tool-{name}-arg-{key}", arg))
     args = p.eps()
     for i, arg in enumerate(needed):
         args = args + p.space() + arg if i > 0 else args + arg

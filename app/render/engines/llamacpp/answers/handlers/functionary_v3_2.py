@@ -1,9 +1,9 @@
 """Functionary v3.2: every message is `>>>RECIPIENT\\n`, `all` for text, a name for a call.
 
-common_chat_params_init_functionary_v3_2 (common/chat.cpp, build b10568). The generation
-prompt ends with `>>>`, so the completion starts with the recipient: `all\\n` and content
-(to the next `>>>` when tools are on), or a declared function's name, a newline and its
-JSON arguments, with nothing left over.
+common_chat_params_init_functionary_v3_2 (common/parsers/functionary-v3-2.cpp, build
+b11434). The generation prompt ends with `>>>`, so the completion starts with the
+recipient: `all\\n` and content (to the next `>>>` when tools are on), or a declared
+function's name, a newline and its JSON arguments, with nothing left over.
 """
 
 from __future__ import annotations

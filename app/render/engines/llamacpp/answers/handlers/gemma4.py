@@ -1,6 +1,6 @@
 """Gemma 4: `<|channel>thought` reasoning and `<|tool_call>call:NAME{...}<tool_call|>` calls.
 
-common_chat_params_init_gemma4 (common/chat.cpp, build b10568), with its own format
+common_chat_params_init_gemma4 (common/parsers/gemma4.cpp, build b11434), with its own format
 (peg-gemma4), whose mapper (chat_peg_mappers.Gemma4Mapper) turns Gemma's argument
 syntax (bare keys, strings between `<|"|>` quotes) into JSON. The completion follows an
 optional `<|turn>model\\n`; messages are an optional thought channel and content; extra
@@ -90,6 +90,8 @@ def _grammar(p: ChatBuilder, inputs: ParseInputs) -> P:
         calls = p.trigger_rule(
             "tool-call", p.repeat("<|tool_call>call:" + tool_choice + "<tool_call|>", least, most)
         )
+        if inputs.tool_choice == "required":
+            return start + thought + calls  # no content before the calls (b11434)
         scan = p.rule("scan-to-toolcall", p.until("<|tool_call>"))
         stops = ["<|channel>", "<channel|>", "<|tool_call>"]
         content = p.rule("content", p.content(p.until_one_of(stops)))

@@ -1,6 +1,6 @@
 """GigaChat 3: content, then at most one JSON call after a "function call" turn header.
 
-common_chat_params_init_gigachat_v3 (common/chat.cpp, build b10568). The parser reads
+common_chat_params_init_gigachat_v3 (common/parsers/gigachat-v3.cpp, build b11434). The parser reads
 the generation prompt `assistant<|role_sep|>\\n` first; with tools, the content runs up
 to `<|message_sep|>\\n\\n`, and a call is
 

@@ -1,6 +1,6 @@
 """gpt-oss (OpenAI Harmony): channels `analysis`, `commentary` and `final` in messages.
 
-common_chat_params_init_gpt_oss (common/chat.cpp, build b10568). The completion follows
+common_chat_params_init_gpt_oss (common/parsers/gpt-oss.cpp, build b11434). The completion follows
 `<|start|>assistant` (the generation prompt) and is read as a run of messages, each
 opened by `<|start|>assistant`: analysis messages are reasoning, commentary messages
 (preambles) are content, and the last one is either the `final` channel (content to the

@@ -1,6 +1,6 @@
 """Kimi K2 (Instruct and Thinking): `<think>` reasoning and sections of tool calls.
 
-common_chat_params_init_kimi_k2 (common/chat.cpp, build b10568). After the generation
+common_chat_params_init_kimi_k2 (common/parsers/kimi-k2.cpp, build b11434). After the generation
 prompt `<|im_assistant|>assistant<|im_middle|>` come an optional `<think>` block (which a
 tool call may end without `</think>`), content, then calls
 

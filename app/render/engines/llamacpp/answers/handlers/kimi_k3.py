@@ -1,6 +1,6 @@
 """Kimi K3: XTML-tagged think, response and tools sections.
 
-common_chat_params_init_kimi_k3 (common/chat.cpp, build b10568). Tags are
+common_chat_params_init_kimi_k3 (common/parsers/kimi-k3.cpp, build b11434). Tags are
 `<|open|>NAME attrs<|sep|>` and `<|close|>NAME<|sep|>`; the assistant message is
 `[think] [response] [tools] <|close|>message<|sep|> <|end_of_msg|>`, every opener
 optional (the generation prompt opens the think section). A call is

@@ -1,6 +1,6 @@
 """LFM2 and LFM2.5: `<think>` reasoning and Python-style calls in `<|tool_call_start|>[...]`.
 
-common_chat_params_init_lfm2 (common/chat.cpp, build b10568), chosen for templates with
+common_chat_params_init_lfm2 (common/parsers/lfm2.cpp, build b11434), chosen for templates with
 `<|tool_list_start|>`/`<|tool_list_end|>` (LFM2) or a plain "List of tools: [" (LFM2.5).
 After `<|im_start|>assistant\\n` come an optional `<think>` block (only when the template
 knows `<think>`), content up to `<|tool_call_start|>`, then

@@ -1,6 +1,6 @@
 """MiniCPM5: `<think>` reasoning and XML calls `<function name="..."><param name="...">`.
 
-common_chat_params_init_minicpm5 (common/chat.cpp, build b10568). After the generation
+common_chat_params_init_minicpm5 (common/parsers/minicpm5.cpp, build b11434). After the generation
 prompt `<|im_start|>assistant\\n` come `<think>...</think>` (required when reasoning is
 extracted), content up to `<function`, then one or more calls
 
@@ -15,8 +15,7 @@ from app.render.engines.llamacpp.answers.chat_peg import ChatBuilder, build_chat
 from app.render.engines.llamacpp.answers.handlers.common import (
     foreach_function,
     function_name,
-    function_parameters,
-    resolves_to_string,
+    tagged_args,
 )
 from app.render.engines.llamacpp.answers.peg_builder import P
 from app.render.engines.llamacpp.answers.types import PEG_NATIVE, ChatParams, ParseInputs
@@ -76,22 +75,8 @@ def _grammar(p: ChatBuilder, inputs: ParseInputs) -> P:
     string_value = _string_value(p)
     tool_choice = p.choice()
     for tool in foreach_function(inputs.tools):
-        name, parameters = function_name(tool), function_parameters(tool)
-        props = parameters.get("properties") if isinstance(parameters, dict) else None
-        args = p.eps()
-        if isinstance(props, dict) and props:
-            arg_choice = p.choice()
-            for key, prop in props.items():
-                if resolves_to_string(prop, parameters):
-                    value = string_value
-                else:
-                    json_value = p.schema(p.json(), f"tool-{name}-arg-{key}-schema", prop)
-                    value = p.tool_arg_json_value(json_value) + p.tool_arg_close(
-                        p.literal(PARAM_END)
-                    )
-                opener = p.literal('<param name="') + p.tool_arg_name(p.literal(key)) + '">'
-                arg_choice |= p.tool_arg(p.tool_arg_open(opener) + value)
-            args = p.zero_or_more(arg_choice + p.space())
+        name = function_name(tool)
+        args = tagged_args(p, tool, '<param name="', string_value, PARAM_END)
         opener = p.literal('<function name="') + p.tool_name(p.literal(name)) + p.literal('">')
         call = p.tool(
             p.tool_open(opener) << p.tool_args(args) << p.tool_close(p.literal("</function>"))

@@ -1,6 +1,6 @@
 """MiniMax-M3: `<mm:think>` reasoning and namespaced XML tool calls.
 
-common_chat_params_init_minimax_m3 (common/chat.cpp, build b10568), format
+common_chat_params_init_minimax_m3 (common/parsers/minimax-m3.cpp, build b11434), format
 peg-minimax-m3 (its own mapper: `chat_peg_mappers.MinimaxM3Mapper`). Every tool tag
 carries the namespace token `]<]minimax[>[`:
 
@@ -14,8 +14,6 @@ as `<item>` tags, strings as text, anything else as JSON.
 
 from __future__ import annotations
 
-from typing import Any
-
 from app.render.engines.llamacpp.answers.chat_peg import ChatBuilder, build_chat_peg_parser
 from app.render.engines.llamacpp.answers.chat_peg_mappers import (
     TOOL_ARG_ARRAY,
@@ -26,9 +24,9 @@ from app.render.engines.llamacpp.answers.handlers.common import (
     foreach_function,
     function_name,
     function_parameters,
-    resolves_to_string,
 )
 from app.render.engines.llamacpp.answers.peg_builder import P
+from app.render.engines.llamacpp.answers.schema import Node, document
 from app.render.engines.llamacpp.answers.types import PEG_MINIMAX_M3, ChatParams, ParseInputs
 
 NAME = "minimax_m3"
@@ -64,35 +62,35 @@ def params(source: str, inputs: ParseInputs) -> ChatParams:
 
 
 class _Values:
-    """The value grammars of one tool (value_of / members_of / element_of in chat.cpp)."""
+    """The value grammars of one tool (value_of / members_of / element_of in minimax-m3.cpp),
+    over the tree llama.cpp builds from the tool's parameters."""
 
-    def __init__(self, p: ChatBuilder, root: Any) -> None:
-        self.p, self.root = p, root
+    def __init__(self, p: ChatBuilder) -> None:
+        self.p = p
 
-    def element(self, tag: str, schema: Any, rule_name: str) -> P:
+    def element(self, tag: str, schema: Node, rule_name: str) -> P:
         p, close = self.p, f"{NS}</{tag}>"
         opener = p.tool_arg_open(p.literal(NS + "<") + p.tool_arg_name(p.literal(tag)) + ">")
         return p.rule(rule_name, p.tool_arg(opener + self.value(schema, rule_name, close)))
 
-    def value(self, schema: Any, rule_name: str, close: str) -> P:
+    def value(self, schema: Node, rule_name: str, close: str) -> P:
         p = self.p
         close_tag = p.tool_arg_close(p.literal(close))
         # A string takes anything, so a union with a string branch reads as a string.
-        if resolves_to_string(schema, self.root):
+        if schema.may_be_string():
             return p.ac(p.tool_arg_string_value(p.until(close)) + close_tag, close)
-        node = schema if isinstance(schema, dict) else {}
-        for keyword in ("oneOf", "anyOf"):
-            branches = node.get(keyword)
-            if isinstance(branches, list) and branches:
-                return p.choice(
-                    *(self.value(alt, f"{rule_name}-{i}", close) for i, alt in enumerate(branches))
+        if schema.kind == "any_of":
+            return p.choice(
+                *(
+                    self.value(alt, f"{rule_name}-{i}", close)
+                    for i, alt in enumerate(schema.children)
                 )
-        kind = node.get("type") if isinstance(node.get("type"), str) else ""
-        if kind == "object" and "properties" in node:
-            return p.tag(TOOL_ARG_OBJECT, self.members(node, rule_name)) + p.space() + close_tag
-        if kind == "array" and "items" in node:
+            )
+        if schema.kind == "object" and schema.properties:
+            return p.tag(TOOL_ARG_OBJECT, self.members(schema, rule_name)) + p.space() + close_tag
+        if schema.kind == "array":
             item_close = NS + "</item>"
-            inner = self.value(node["items"], f"{rule_name}-item", item_close)
+            inner = self.value(schema.children[0], f"{rule_name}-item", item_close)
             item = p.rule(
                 f"{rule_name}-item", p.tag(TOOL_ARG_ITEM, p.literal(NS + "<item>") + inner)
             )
@@ -100,15 +98,13 @@ class _Values:
         json_value = p.schema(p.json(), f"{rule_name}-schema", schema)
         return p.tool_arg_json_value(json_value) + close_tag
 
-    def members(self, schema: dict[str, Any], prefix: str) -> P:
+    def members(self, schema: Node, prefix: str) -> P:
         """Required members in schema order, then optional ones in any order."""
         p = self.p
-        props = schema.get("properties")
-        required = set(schema.get("required") or ())
         needed, optional = [], []
-        for key, key_schema in (props if isinstance(props, dict) else {}).items():
-            element = self.element(key, key_schema, f"{prefix}-{key}")
-            (needed if key in required else optional).append(element)
+        for prop in schema.properties:
+            element = self.element(prop.name, prop.schema, f"{prefix}-{prop.name}")
+            (needed if prop.required else optional).append(element)
         members = p.eps()
         for i, element in enumerate(needed):
             members = members + p.space() + element if i > 0 else members + element
@@ -142,10 +138,9 @@ def _grammar(p: ChatBuilder, inputs: ParseInputs, gen_prompt: str) -> P:
         return generation_prompt + reasoning + p.content(p.rest()) + end
     tool_choice = p.choice()
     for tool in foreach_function(inputs.tools):
-        name, schema = function_name(tool), function_parameters(tool)
-        values = _Values(p, schema)
-        has_props = isinstance(schema, dict) and "properties" in schema
-        body = values.members(schema, f"tool-{name}-arg") if has_props else p.eps()
+        name, root = function_name(tool), document(function_parameters(tool)).root
+        is_object = root.kind == "object"
+        body = _Values(p).members(root, f"tool-{name}-arg") if is_object else p.eps()
         opener = p.literal(NS + '<invoke name="') + p.tool_name(p.literal(name)) + p.literal('">')
         call = p.tool(
             p.tool_open(opener) + p.space() + body + p.space() + p.tool_close(p.literal(INVOKE_END))

@@ -1,6 +1,6 @@
 """Ministral 3 / Magistral / Devstral: `[THINK]` reasoning and `[TOOL_CALLS]name[ARGS]{...}`.
 
-common_chat_params_init_ministral_3 (common/chat.cpp, build b10568). Reasoning is an
+common_chat_params_init_ministral_3 (common/parsers/ministral3.cpp, build b11434). Reasoning is an
 optional `[THINK]...[/THINK]` block, content runs to the first `[TOOL_CALLS]`, and each
 call is `[TOOL_CALLS]` + a declared name + `[ARGS]` + a JSON object. Its parser reads no
 generation prompt of its own (an empty `eps`), so the template's (usually empty) one is

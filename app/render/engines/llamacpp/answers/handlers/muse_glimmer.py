@@ -1,13 +1,15 @@
 """Muse Glimmer: messages to recipients, `<|eom|>`/`<|eot|>` terminators, ATEM calls.
 
-common_chat_params_init_muse_glimmer (common/chat.cpp, build b10568). An assistant turn
-is messages `<|start|>assistant to=RECIPIENT<|message|>...`: to=self is reasoning (ended
-by `<|eom|>`), to=user (or no recipient) the answer, and a call goes to the tool:
+common_chat_params_init_muse_glimmer (common/parsers/muse-glimmer.cpp, build b11434). An
+assistant turn is messages `<|start|>assistant to=RECIPIENT<|message|>...`: to=self is
+reasoning (ended by `<|eom|>`), to=user (or no recipient) the answer, and a call goes to
+the tool:
 
     <|start|>assistant to=NAME<|message|><atem:function_calls><atem:invoke name="NAME">
     <atem:parameter name="KEY">value</atem:parameter></atem:invoke></atem:function_calls>
 
 The generation prompt is always `<|start|>assistant` (the model writes its recipient).
+With a response format (`json_schema`), the answer is that JSON, fenced or bare.
 """
 
 from __future__ import annotations
@@ -16,8 +18,7 @@ from app.render.engines.llamacpp.answers.chat_peg import ChatBuilder, build_chat
 from app.render.engines.llamacpp.answers.handlers.common import (
     foreach_function,
     function_name,
-    function_parameters,
-    resolves_to_string,
+    tagged_args,
 )
 from app.render.engines.llamacpp.answers.peg_builder import P
 from app.render.engines.llamacpp.answers.types import PEG_NATIVE, ChatParams, ParseInputs
@@ -56,20 +57,8 @@ def params(source: str, inputs: ParseInputs) -> ChatParams:
 
 
 def _call(p: ChatBuilder, tool: dict, string_value: P) -> P:
-    name, parameters = function_name(tool), function_parameters(tool)
-    props = parameters.get("properties") if isinstance(parameters, dict) else None
-    args = p.eps()
-    if isinstance(props, dict) and props:
-        arg_choice = p.choice()
-        for key, prop in props.items():
-            if resolves_to_string(prop, parameters):
-                value = string_value
-            else:
-                json_value = p.schema(p.json(), f"tool-{name}-arg-{key}-schema", prop)
-                value = p.tool_arg_json_value(json_value) + p.tool_arg_close(p.literal(PARAM_END))
-            opener = p.literal('<atem:parameter name="') + p.tool_arg_name(p.literal(key)) + '">'
-            arg_choice |= p.tool_arg(p.tool_arg_open(opener) + value)
-        args = p.zero_or_more(arg_choice + p.space())
+    name = function_name(tool)
+    args = tagged_args(p, tool, '<atem:parameter name="', string_value, PARAM_END)
     opener = (
         p.literal(" to=")
         + p.until("<|message|>")
@@ -88,7 +77,8 @@ def _call(p: ChatBuilder, tool: dict, string_value: P) -> P:
 def _grammar(p: ChatBuilder, inputs: ParseInputs) -> P:
     start = p.rule("start", p.literal(START))
     with_calls = inputs.has_tools() and inputs.tool_choice != "none"
-    if not inputs.extract_reasoning() and not with_calls:
+    response_format = isinstance(inputs.json_schema, dict)
+    if not inputs.extract_reasoning() and not with_calls and not response_format:
         return start + p.content(p.rest())
     tag = p.reasoning if inputs.extract_reasoning() else p.content
     p.rule("analysis", p.literal(" to=self<|message|>") + tag(p.until("<|eom|>")) + "<|eom|>")
@@ -99,6 +89,14 @@ def _grammar(p: ChatBuilder, inputs: ParseInputs) -> P:
         + p.literal("<|message|>")
         + p.content(p.until_one_of(["<|eot|>", "<|eom|>"])),
     )
+    if response_format:
+        # The answer is the JSON the schema asks for, in a ```json fence or bare.
+        answer = p.content(p.schema(p.json(), "response-format-schema", inputs.json_schema))
+        fenced = p.literal("```json") + p.space() + answer + p.space() + p.literal("```")
+        recipient = p.optional(p.literal(" to=user"))
+        body = recipient + p.literal("<|message|>") + (fenced | answer)
+        formatted = p.rule("response-format", body)
+        return p.zero_or_more(start + analysis) + start + formatted
     if not with_calls:
         return p.zero_or_more(start + analysis) + start + final
     string_value = p.ac(
