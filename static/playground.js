@@ -1,6 +1,6 @@
-// The playground page: the form works without this file; it adds the live editor,
-// the structured message editor and sharing (sources.js loads
-// templates and files).
+// The playground page: the form works without this file; it adds the live editor, the
+// output views, their live update and sharing (library.js and sources.js load templates
+// and files).
 // Everything user-supplied is written with textContent or .value, never as HTML.
 "use strict";
 
@@ -187,25 +187,12 @@
     applyWhitespace();
   }
 
-  // --- The library, for the Diff view's second template (sources.js loads the main one) ---
-  async function libraryTemplate(name) {
-    const response = await fetch("/api/library/" + encodeURIComponent(name));
-    if (!response.ok) throw new Error("library template " + name + " not found");
-    return response.json();
-  }
-
   // One compare mode at a time: the second template only while engines are not compared.
   // Also called when persist.js puts a saved state back, which fires no change event.
   function showCompareMode() {
     $("#compare-templates").hidden = Boolean($("#compare_engines").value);
   }
   $("#compare_engines").addEventListener("change", showCompareMode);
-
-  $("#compare-library").addEventListener("change", async (event) => {
-    if (!event.target.value) return;
-    const entry = await libraryTemplate(event.target.value);
-    setField("compare_template", entry.template);
-  });
 
   // --- Sharing ---
   $("#share-button").addEventListener("click", async () => {
@@ -219,6 +206,12 @@
     box.select();
   });
 
-  window.playground = { editor, setTemplate, setField, changed, showView, showCompareMode };
+  /** Run `apply`, an action that replaces what the user wrote; undo.js makes it one that
+   * Undo and Back take back (this is the page without it). */
+  function replacing(action, apply) {
+    apply();
+  }
+
+  window.playground = { editor, setTemplate, setField, changed, showView, showCompareMode, replacing };
   afterOutput();
 })();

@@ -71,7 +71,8 @@ def submit() -> str:
     """The form posted without JavaScript: the whole page, rendered for that state."""
     state, problems = state_from_form(request.form, max_json_depth())
     if request.form.get("action") == "load_library":
-        name = request.form.get("library", "")
+        # The menu's choice; the `library` field names the entry loaded before it.
+        name = request.form.get("library_choice", request.form.get("library", ""))
         chosen = library().template(name)
         if chosen is not None:
             state = replace(state, template=chosen, library=name)
