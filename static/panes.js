@@ -16,5 +16,6 @@
   }
 
   buttons.forEach((button) => button.addEventListener("click", () => showPane(button.dataset.pane)));
-  showPane("inputs");
+  // A share link opens on the view it was made on: its pane first (the server says so).
+  showPane(columns.dataset.firstPane || "inputs");
 })();

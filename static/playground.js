@@ -1,6 +1,6 @@
 // The playground page: the form works without this file; it adds the live editor, the
-// output views, their live update and sharing (library.js and sources.js load templates
-// and files).
+// output views and their live update (library.js and sources.js load templates and files,
+// share.js shares).
 // Everything user-supplied is written with textContent or .value, never as HTML.
 "use strict";
 
@@ -193,18 +193,6 @@
     $("#compare-templates").hidden = Boolean($("#compare_engines").value);
   }
   $("#compare_engines").addEventListener("change", showCompareMode);
-
-  // --- Sharing ---
-  $("#share-button").addEventListener("click", async () => {
-    // URL-encoded, as htmx posts the form: a multipart body would turn every newline of
-    // the template into CRLF, and the share would store a different template.
-    const body = new URLSearchParams(new FormData(form));
-    const response = await fetch("/fragments/share", { method: "POST", body });
-    const answer = await response.json();
-    const box = $("#share-url");
-    box.value = answer.url ? new URL(answer.url, location.href).href : (answer.error || {}).message;
-    box.select();
-  });
 
   /** Run `apply`, an action that replaces what the user wrote; undo.js makes it one that
    * Undo and Back take back (this is the page without it). */

@@ -93,7 +93,7 @@ def shared(share_id: str) -> tuple[str, int]:
     if state is None:
         message = f"There is no share with the id {share_id}."
         return render_template("error.html", title="No such share", message=message), 404
-    return render_template("page.html", **page_context(state)), 200
+    return render_template("page.html", opened_share=True, **page_context(state)), 200
 
 
 @blueprint.post("/download/template.jinja")
