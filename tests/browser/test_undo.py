@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
+from tests.browser.test_axe import AXE, WIDTHS, violations
 from tests.browser.test_page import messages_json, prompt, show_raw_messages
 from tests.browser.test_state import upload_named_templates
 
@@ -287,3 +288,32 @@ def test_every_replacing_action_is_undone_and_backed_out_of(
     expect(page.locator(".cm-editor")).to_be_visible()
     page.wait_for_function("() => Boolean(window.playground && window.playground.editor)")
     assert action.read(page) == action.mine
+
+
+@pytest.mark.skipif(not AXE.is_file(), reason="axe-core is missing: run ./playground (npm ci)")
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_new_controls_pass_axe(new_page: Callable[..., Page], width: int) -> None:
+    # The Undo bar in the header (after Reset), then beside Library, with the Library
+    # hint and an out-of-date share link.
+    page = new_page(
+        viewport={"width": width, "height": 900},
+        bypass_csp=True,
+        permissions=["clipboard-read", "clipboard-write"],
+    )
+    page.goto("/")
+    expect(page.locator("#prompt-raw")).to_have_value(re.compile("im_start"))
+    with page.expect_navigation():
+        page.click("#reset")
+    expect(page.locator("#prompt-raw")).to_have_value(re.compile("im_start"))
+    expect(undo_bar(page)).to_contain_text("Reset")
+    found = violations(page)
+    page.click("#share-button")
+    expect(page.locator("#share-status")).to_have_text("Link copied")
+    choose_library(page, "qwen3")
+    page.locator("#library-select").focus()
+    page.keyboard.press("ArrowDown")
+    expect(page.locator("#library-select-hint")).to_contain_text("Enter or Load")
+    expect(page.locator("#share-status")).to_have_text(re.compile("Out of date"))
+    expect(undo_bar(page)).to_contain_text("Qwen3")
+    found += violations(page)
+    assert not found, "\n".join(found)
