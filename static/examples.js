@@ -1,7 +1,7 @@
 // Example conversations, each picked to exercise one part of a chat template, and the
 // menu that loads them. Loading one replaces the conversation (messages, tools and the
-// generation options); Undo (or Ctrl-Z in the menu) brings back what was there before.
-// The menu is built from the list the page embeds (#example-data).
+// generation options), as an action Undo (or Ctrl-Z in the menu) and Back take back
+// (undo.js). The menu is built from the list the page embeds (#example-data).
 "use strict";
 
 (function () {
@@ -13,50 +13,18 @@
   const box = document.getElementById("examples");
   const select = document.getElementById("example-select");
   const load = document.getElementById("example-load");
-  const undo = document.getElementById("example-undo");
-  const status = document.getElementById("example-status");
-  if (!box || !select || !load || !undo) return;
+  if (!box || !select || !load) return;
   const field = (id) => document.getElementById(id);
-  const history = []; // what each load replaced, newest last
 
-  /** The form fields an example sets, as they are now. */
-  function current() {
-    return {
-      messages: field("messages").value,
-      tools: field("tools").value,
-      add_generation_prompt: field("add_generation_prompt").checked,
-      continue_final_message: field("continue_final_message").value,
-    };
-  }
-
-  /** Put a saved state in the form; the messages' input event redraws and re-renders. */
-  function restore(state) {
-    field("tools").value = state.tools;
-    if (state.tools) field("tools").closest("details").open = true;
-    field("add_generation_prompt").checked = state.add_generation_prompt;
-    field("continue_final_message").value = state.continue_final_message;
-    field("messages").value = state.messages;
+  /** Put an example in the form; the messages' input event redraws and re-renders. */
+  function put(example) {
+    const tools = example.tools ? JSON.stringify(example.tools, null, 2) : "";
+    field("tools").value = tools;
+    if (tools) field("tools").closest("details").open = true;
+    field("add_generation_prompt").checked = example.add_generation_prompt !== false;
+    field("continue_final_message").value = example.continue_final_message ? "true" : "";
+    field("messages").value = JSON.stringify(example.messages, null, 2);
     field("messages").dispatchEvent(new Event("input", { bubbles: true }));
-  }
-
-  function asState(example) {
-    return {
-      messages: JSON.stringify(example.messages, null, 2),
-      tools: example.tools ? JSON.stringify(example.tools, null, 2) : "",
-      add_generation_prompt: example.add_generation_prompt !== false,
-      continue_final_message: example.continue_final_message ? "true" : "",
-    };
-  }
-
-  function say(text) {
-    status.textContent = text;
-    undo.disabled = history.length === 0;
-  }
-
-  function undoLoad() {
-    if (!history.length) return;
-    restore(history.pop());
-    say(history.length ? "Restored the conversation before the last example." : "Restored your conversation.");
   }
 
   EXAMPLES.forEach((example) => {
@@ -68,16 +36,13 @@
   load.addEventListener("click", () => {
     const example = EXAMPLES.find((e) => e.name === select.value);
     if (!example) return;
-    history.push(current());
-    restore(asState(example));
-    say(`Loaded “${example.title}”. Undo brings back the previous conversation.`);
-  });
-  undo.addEventListener("click", undoLoad);
-  box.addEventListener("keydown", (event) => {
-    if ((event.ctrlKey || event.metaKey) && event.key.toLowerCase() === "z") {
-      event.preventDefault();
-      undoLoad();
-    }
+    const action = {
+      label: `The example “${example.title}” replaced the conversation.`,
+      names: ["messages", "tools", "add_generation_prompt", "continue_final_message"],
+      anchor: "examples",
+      focus: "example-select",
+    };
+    window.playground.replacing(action, () => put(example));
   });
   box.hidden = false;
 })();

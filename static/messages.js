@@ -14,6 +14,7 @@
   const ROLES = ["system", "developer", "user", "assistant", "tool"];
   let messages = [];
   let publishing = false;
+  let lastRaw = raw.value; // the raw JSON last read: what a pasted request body replaces
 
   function element(tag, attributes = {}, text = null) {
     const node = document.createElement(tag);
@@ -25,6 +26,7 @@
   /** Write the messages to the raw JSON field and let the form re-render. */
   function publish() {
     raw.value = JSON.stringify(messages, null, 2);
+    lastRaw = raw.value;
     publishing = true; // our own edit: do not redraw the editor being typed in
     raw.dispatchEvent(new Event("input", { bubbles: true }));
     publishing = false;
@@ -178,22 +180,37 @@
     editor.replaceChildren(...messages.map(card));
   }
 
+  /** Load an OpenAI request body's messages, tools and kwargs, as an action Undo and Back
+   * take back (undo.js); the raw field holds the body already. Returns the messages. */
+  function loadBody(body) {
+    const fill = (id, data) => {
+      if (data === undefined) return;
+      document.getElementById(id).value = JSON.stringify(data, null, 2);
+    };
+    const action = {
+      label: "The pasted request body replaced the messages, tools and template kwargs.",
+      names: ["messages", "tools", "kwargs"],
+      anchor: "raw-messages",
+      focus: "messages",
+      before: { messages: lastRaw },
+    };
+    const replacing = window.playground ? window.playground.replacing : (_, apply) => apply();
+    replacing(action, () => {
+      fill("tools", body.tools);
+      fill("kwargs", body.chat_template_kwargs);
+      raw.value = JSON.stringify(body.messages, null, 2);
+    });
+    return body.messages;
+  }
+
   /** Read the raw field; an OpenAI request body also fills tools and kwargs. */
   function readRaw() {
     if (publishing) return;
     let value;
     try { value = JSON.parse(raw.value || "[]"); } catch (error) { return; }
-    if (value && !Array.isArray(value) && Array.isArray(value.messages)) {
-      const fill = (id, data) => {
-        if (data === undefined) return;
-        document.getElementById(id).value = JSON.stringify(data, null, 2);
-      };
-      fill("tools", value.tools);
-      fill("kwargs", value.chat_template_kwargs);
-      value = value.messages;
-      raw.value = JSON.stringify(value, null, 2);
-    }
+    if (value && !Array.isArray(value) && Array.isArray(value.messages)) value = loadBody(value);
     if (!Array.isArray(value) || !value.every((m) => m && typeof m === "object")) return;
+    lastRaw = raw.value;
     messages = value;
     draw();
   }

@@ -16,7 +16,8 @@
   }
 
   buttons.forEach((button) => button.addEventListener("click", () => showPane(button.dataset.pane)));
-  showPane("inputs");
+  // A share link opens on the view it was made on: its pane first (the server says so).
+  showPane(columns.dataset.firstPane || "inputs");
 
   // The skip link: the Output pane (where panes stack), focus on the open view's tab.
   const skip = document.querySelector(".skip-link");

@@ -2,8 +2,9 @@
 // kept in sessionStorage under a key held by this history entry (history.state), and
 // put back when the entry is shown again: after a reload, Back or Forward, or a tab
 // reopened. The URL stays what it was ("/" or a share's "/s/<id>"), so it can still be
-// shared; a state of several MB would not fit in a URL anyway. "Reset" opens the default
-// state as a new history entry, so Back brings the work back.
+// shared; a state of several MB would not fit in a URL anyway. An action that replaces
+// what the user wrote (undo.js) opens a new history entry (`checkpoint`), so Back brings
+// the work back.
 //
 // The browser's own restoring of form fields is turned off (autocomplete="off" on the
 // form): it filled the hidden JSON but not the message editor or the output, which then
@@ -69,14 +70,25 @@
   let timer = null;
   let resetting = false;
   let lastSaved = null; // what this entry holds already, to skip writing it again
+  // The states of this document's entries, also when too large for sessionStorage: Back
+  // and Undo find them here first.
+  const memory = new Map();
 
-  function save() {
+  function remember(entry, state) {
+    memory.delete(entry);
+    memory.set(entry, state);
+    if (memory.size > MAX_ENTRIES) memory.delete(memory.keys().next().value);
+  }
+
+  /** Save this entry's state: the form's fields, or `values` given in their place. */
+  function save(values) {
     clearTimeout(timer);
     timer = null;
     if (resetting) return; // the reloaded page is the new entry's, and starts afresh
-    const state = JSON.stringify(fields());
+    const state = JSON.stringify(values || fields());
     // Writing a long prompt's state takes tens of ms, after every answer: only a change.
     if (state === lastSaved) return;
+    remember(key, state);
     const text = `{"saved":${Date.now()},"fields":${state}}`;
     try {
       try {
@@ -99,9 +111,8 @@
     timer = setTimeout(save, SAVE_DELAY_MS);
   }
 
-  /** Put a saved state back into every field, then render it. */
-  function restore(saved) {
-    const values = saved.fields || {};
+  /** Put saved values back into their fields (those `values` names), then render. */
+  function restore(values) {
     Array.from(form.elements).forEach((element) => {
       if (!(element.name in values) || element.name === "template" || element.type === "file") return;
       if (element.tagName === "BUTTON" || element.name === "seq") return;
@@ -114,13 +125,25 @@
     });
     if (typeof values.template === "string") playground.setTemplate(values.template);
     $("#messages").dispatchEvent(new Event("input", { bubbles: true }));
-    playground.showView(values.view || "prompt");
+    if ("view" in values) playground.showView(values.view || "prompt");
     playground.showCompareMode(); // its select was set without a change event
+    document.dispatchEvent(new CustomEvent("playground:restored"));
     if (window.htmx) window.htmx.trigger(form, "playground:refresh");
   }
 
+  /** The fields an entry holds (this document's memory first), or null. */
+  function savedFields(entry) {
+    try {
+      if (memory.has(entry)) return JSON.parse(memory.get(entry));
+      const saved = JSON.parse(sessionStorage.getItem(entry));
+      return saved ? saved.fields || {} : null;
+    } catch (error) {
+      return null;
+    }
+  }
+
   function load() {
-    try { return JSON.parse(sessionStorage.getItem(key)); } catch (error) { return null; }
+    return savedFields(key);
   }
 
   // After htmx has set up the form (on DOMContentLoaded, which comes after the deferred
@@ -135,7 +158,7 @@
   // Any edit, tab or source change ends in a render: save after each, and when leaving.
   ["input", "change", "click"].forEach((type) => document.addEventListener(type, saveSoon, true));
   document.body.addEventListener("htmx:afterSwap", saveSoon);
-  window.addEventListener("pagehide", save);
+  window.addEventListener("pagehide", () => save());
   document.addEventListener("visibilitychange", () => { if (document.hidden && timer) save(); });
   // Shown again from the back-forward cache: the page is as it was left, but a render
   // in flight when it was left never arrived.
@@ -146,7 +169,7 @@
     if (window.htmx) window.htmx.trigger(form, "playground:refresh");
   });
 
-  // Back and Forward between entries of this document (Reset pushes one): show the
+  // Back and Forward between entries of this document (`checkpoint` opens them): show the
   // entry's own state; one never saved is the default state, which the server gives.
   window.addEventListener("popstate", (event) => {
     const target = (event.state || {}).playgroundEntry;
@@ -159,10 +182,24 @@
     else location.reload();
   });
 
-  $("#reset").addEventListener("click", () => {
-    save();
+  /**
+   * Keep this entry's state (the form's fields, or `values` given for them) and open a
+   * new history entry, whose history.state also holds `extra`: Back returns here.
+   */
+  function checkpoint(extra = {}, values = null) {
+    save(values);
+    key = newKey();
+    history.pushState({ ...extra, playgroundEntry: key }, "");
+    lastSaved = null;
+  }
+
+  /** Open the default state as a new entry (Reset): the server's page, reloaded. */
+  function reload(extra = {}) {
+    checkpoint(extra);
     resetting = true;
-    history.pushState({ playgroundEntry: newKey() }, "", "/");
+    history.replaceState({ ...extra, playgroundEntry: key }, "", "/");
     location.reload();
-  });
+  }
+
+  playground.state = { fields, restore, savedFields, checkpoint, reload, entry: () => key };
 })();

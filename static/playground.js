@@ -1,6 +1,6 @@
-// The playground page: the form works without this file; it adds the live editor,
-// the structured message editor and sharing (sources.js loads
-// templates and files).
+// The playground page: the form works without this file; it adds the live editor, the
+// output views and their live update (library.js and sources.js load templates and files,
+// share.js shares).
 // Everything user-supplied is written with textContent or .value, never as HTML.
 "use strict";
 
@@ -187,13 +187,6 @@
     applyWhitespace();
   }
 
-  // --- The library, for the Diff view's second template (sources.js loads the main one) ---
-  async function libraryTemplate(name) {
-    const response = await fetch("/api/library/" + encodeURIComponent(name));
-    if (!response.ok) throw new Error("library template " + name + " not found");
-    return response.json();
-  }
-
   // One compare mode at a time: the second template only while engines are not compared.
   // Also called when persist.js puts a saved state back, which fires no change event.
   function showCompareMode() {
@@ -201,24 +194,12 @@
   }
   $("#compare_engines").addEventListener("change", showCompareMode);
 
-  $("#compare-library").addEventListener("change", async (event) => {
-    if (!event.target.value) return;
-    const entry = await libraryTemplate(event.target.value);
-    setField("compare_template", entry.template);
-  });
+  /** Run `apply`, an action that replaces what the user wrote; undo.js makes it one that
+   * Undo and Back take back (this is the page without it). */
+  function replacing(action, apply) {
+    apply();
+  }
 
-  // --- Sharing ---
-  $("#share-button").addEventListener("click", async () => {
-    // URL-encoded, as htmx posts the form: a multipart body would turn every newline of
-    // the template into CRLF, and the share would store a different template.
-    const body = new URLSearchParams(new FormData(form));
-    const response = await fetch("/fragments/share", { method: "POST", body });
-    const answer = await response.json();
-    const box = $("#share-url");
-    box.value = answer.url ? new URL(answer.url, location.href).href : (answer.error || {}).message;
-    box.select();
-  });
-
-  window.playground = { editor, setTemplate, setField, changed, showView, showCompareMode };
+  window.playground = { editor, setTemplate, setField, changed, showView, showCompareMode, replacing };
   afterOutput();
 })();

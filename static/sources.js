@@ -1,6 +1,7 @@
-// Where the template comes from: the library, a GGUF file (only its header is sent) or
-// Hugging Face files, and the named templates of a loaded source. Moved here from
-// playground.js, whose editor it drives through window.playground.
+// Where the template comes from: a GGUF file (only its header is sent) or Hugging Face
+// files, and the named templates of a loaded source (library.js has the library). Each
+// load is an action Undo and Back take back (undo.js). Drives the editor through
+// window.playground.
 // Everything user-supplied is written with textContent or .value, never as HTML.
 "use strict";
 
@@ -10,59 +11,8 @@
   if (!playground || !$("#state")) return;
   const { setTemplate, changed } = playground;
 
-  // --- The library ---
-  async function libraryTemplate(name) {
-    const response = await fetch("/api/library/" + encodeURIComponent(name));
-    if (!response.ok) throw new Error("library template " + name + " not found");
-    return response.json();
-  }
-
-  // Choosing a library template loads it (the editor's Undo brings the text back); the
-  // select is the state's `library` field, so the page names what is in the editor.
-  // Without scripts the Load button posts the form instead.
-  const librarySelect = $("#library-select");
-  $("#library-load").hidden = true;
-  librarySelect.addEventListener("change", async (event) => {
-    event.stopPropagation(); // rendered once the template is in the editor
-    if (!librarySelect.value) return;
-    const entry = await libraryTemplate(librarySelect.value);
-    useLibraryTokens(entry);
-    setTemplate(entry.template);
-  });
-
-  /** The entry's special tokens go in when no vocabulary is loaded and the field holds
-   * none or another entry's: never the user's own, nor a loaded source's. The server
-   * does the same without scripts (app/state/library_choice.py). */
-  function useLibraryTokens(entry) {
-    if ($("#source_id").value) return;
-    const field = $("#special_tokens");
-    const current = tokensIn(field.value);
-    if (current === null) return;
-    const entries = [...librarySelect.options].map((option) => tokensIn(option.dataset.specialTokens || ""));
-    const fromLibrary = !Object.keys(current).length || entries.some((tokens) => tokens && sameTokens(tokens, current));
-    if (fromLibrary) field.value = JSON.stringify(entry.special_tokens || {}, null, 2);
-  }
-
-  /** A special-tokens object from JSON text ({} for none), or null when it is not one. */
-  function tokensIn(text) {
-    if (!text.trim()) return {};
-    try {
-      const value = JSON.parse(text);
-      return value && typeof value === "object" && !Array.isArray(value) ? value : null;
-    } catch (error) {
-      return null;
-    }
-  }
-
-  function sameTokens(left, right) {
-    const names = Object.keys(left);
-    return names.length === Object.keys(right).length && names.every((name) => left[name] === right[name]);
-  }
-
-  /** The editor now holds a template of the loaded source, not the library's. */
-  function notFromLibrary() {
-    librarySelect.value = "";
-  }
+  // The library's menu is library.js's; a loaded source's template is not the library's.
+  const { notFromLibrary } = playground.library;
 
   // --- Uploads ---
   function uploadStatus(percent, message) {
@@ -134,19 +84,31 @@
     return sources.get(id);
   }
 
+  // What a loaded source replaces: its own fields and the special tokens, and the template
+  // when it has one.
+  const SOURCE_FIELDS = ["source_id", "source_kind", "source_file_name", "source_origin", "template_name", "special_tokens"];
+
+  /** Make `source` the loaded one, as an action Undo and Back take back. */
   function useSource(source, fileName) {
     sources.set(source.id, source);
-    $("#source_id").value = source.id;
-    $("#source_kind").value = source.kind;
-    $("#source_file_name").value = fileName || "";
-    $("#source_origin").value = source.origin ? JSON.stringify(source.origin) : "";
     const names = Object.keys(source.templates || {});
     const name = names.includes("default") ? "default" : names[0];
-    $("#template_name").value = name || "";
-    $("#special_tokens").value = JSON.stringify(source.special_tokens || {}, null, 2);
-    if (name) notFromLibrary();
-    if (name) setTemplate(source.templates[name]);
-    else changed($("#special_tokens"));
+    const action = {
+      label: `${fileName || "The loaded files"} replaced the ${name ? "template and the " : ""}special tokens.`,
+      names: name ? SOURCE_FIELDS.concat(["template", "library"]) : SOURCE_FIELDS,
+      anchor: "upload-status",
+    };
+    playground.replacing(action, () => {
+      $("#source_id").value = source.id;
+      $("#source_kind").value = source.kind;
+      $("#source_file_name").value = fileName || "";
+      $("#source_origin").value = source.origin ? JSON.stringify(source.origin) : "";
+      $("#template_name").value = name || "";
+      $("#special_tokens").value = JSON.stringify(source.special_tokens || {}, null, 2);
+      if (name) notFromLibrary();
+      if (name) setTemplate(source.templates[name]);
+      else changed($("#special_tokens"));
+    });
   }
 
   function humanSize(bytes) {
@@ -318,9 +280,16 @@
       const source = await sourceById($("#source_id").value);
       const name = tab.dataset.templateName;
       if (!(name in (source.templates || {}))) return;
-      $("#template_name").value = name;
-      notFromLibrary();
-      setTemplate(source.templates[name]);
+      const action = {
+        label: `Template “${name}” of ${$("#source_file_name").value || "the loaded files"} replaced the template.`,
+        names: ["template", "template_name", "library"],
+        anchor: "source-info",
+      };
+      playground.replacing(action, () => {
+        $("#template_name").value = name;
+        notFromLibrary();
+        setTemplate(source.templates[name]);
+      });
     } catch (error) {
       uploadStatus(0, String(error.message || error));
     }

@@ -72,6 +72,14 @@ def test_plain_form_post_can_load_a_library_template(client):
     assert "&lt;|im_start|&gt;user" in html
 
 
+def test_plain_form_post_loads_the_menus_choice_not_the_entry_loaded_before(client):
+    # The `library` field names the entry in the editor; the menu's pick is `library_choice`.
+    data = form(action="load_library", library="chatml", library_choice="llama3.1")
+    html = client.post("/", data=data).get_data(as_text=True)
+    assert "&lt;|start_header_id|&gt;user" in html
+    assert 'name="library" id="library" value="llama3.1"' in html
+
+
 def test_fragment_reports_template_error_line(client):
     response = client.post("/fragments/output", data=form(template="a\nb\n{% if %}", seq="7"))
     html = response.get_data(as_text=True)

@@ -87,7 +87,9 @@ def submit() -> str:
     """The form posted without JavaScript: the whole page, rendered for that state."""
     state, problems = state_from_form(request.form, max_json_depth())
     if request.form.get("action") == "load_library":
-        entry = library().entry(request.form.get("library", ""))
+        # The menu's choice; the `library` field names the entry loaded before it.
+        name = request.form.get("library_choice", request.form.get("library", ""))
+        entry = library().entry(name)
         if entry is not None:
             state = choose_library(state, entry, library())
     return render_template("page.html", **page_context(state, problems))
@@ -107,7 +109,7 @@ def shared(share_id: str) -> tuple[str, int]:
     if state is None:
         message = f"There is no share with the id {share_id}."
         return render_template("error.html", title="No such share", message=message), 404
-    return render_template("page.html", **page_context(state)), 200
+    return render_template("page.html", opened_share=True, **page_context(state)), 200
 
 
 @blueprint.post("/download/template.jinja")

@@ -7,7 +7,7 @@
 // of the page (and its tests) never reaches into CodeMirror's own API.
 
 import { autocompletion, completionKeymap } from "@codemirror/autocomplete";
-import { defaultKeymap, history, historyKeymap, indentWithTab, undo } from "@codemirror/commands";
+import { defaultKeymap, history, historyKeymap, indentWithTab, isolateHistory, undo } from "@codemirror/commands";
 import { jinjaCompletionSource, jinjaLanguage } from "@codemirror/lang-jinja";
 import { HighlightStyle, LanguageSupport, bracketMatching, syntaxHighlighting } from "@codemirror/language";
 import { lintGutter, setDiagnostics } from "@codemirror/lint";
@@ -128,6 +128,7 @@ function create(textarea, { label, describedBy, extraNames = () => [], onChange 
   // Esc leaves the editor (keyboard.js puts the focus back on its Tab stop); at the lowest
   // precedence, so Esc first closes an open completion list.
   let onEscape = () => false;
+  let onHistory = () => {};
   const escape = Prec.lowest(keymap.of([{ key: "Escape", run: () => onEscape() }]));
   const contentAttributes = { "aria-label": label };
   if (describedBy) contentAttributes["aria-describedby"] = describedBy;
@@ -155,6 +156,8 @@ function create(textarea, { label, describedBy, extraNames = () => [], onChange 
           if (!update.docChanged) return;
           textarea.value = update.state.doc.toString();
           onChange();
+          const step = ["undo", "redo"].find((kind) => update.transactions.some((tr) => tr.isUserEvent(kind)));
+          if (step) onHistory(step, update.startState.doc.toString());
         }),
       ],
     }),
@@ -174,9 +177,13 @@ function create(textarea, { label, describedBy, extraNames = () => [], onChange 
     /** The editable element (it has the focus while the user types). */
     content: view.contentDOM,
     getValue: () => view.state.doc.toString(),
-    /** Replace the whole text, as one step Undo takes back. */
+    /** Replace the whole text, as one step Undo takes back (never merged with the typing
+     * just before or after it, which CodeMirror's history otherwise joins within 500 ms). */
     setValue(text) {
-      view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: text } });
+      view.dispatch({
+        changes: { from: 0, to: view.state.doc.length, insert: text },
+        annotations: isolateHistory.of("full"),
+      });
     },
     undo: () => undo(view),
     focus: () => view.focus(),
@@ -184,6 +191,11 @@ function create(textarea, { label, describedBy, extraNames = () => [], onChange 
     /** The cursor's line, from 1. */
     cursorLine: () => view.state.doc.lineAt(view.state.selection.main.head).number,
     lineCount: () => view.state.doc.lines,
+    /** Run `handler(step, before)` after Undo or Redo ("undo", "redo") changed the text;
+     * `before` is the text it changed. */
+    onHistory(handler) {
+      onHistory = handler;
+    },
     /** Run `handler` when Esc is pressed in the editor (and no completion list is open). */
     onEscape(handler) {
       onEscape = () => { handler(); return true; };

@@ -134,8 +134,8 @@ def test_a_difference_in_an_example_opens_that_example_in_the_diff(page: Page) -
     expect(page.locator("#view-diff")).to_contain_text("Against the llama.cpp engine.")
     assert "tool_calls" in page.locator("#messages").input_value()
     assert page.locator("#diff-unified .delete").count() > 0
-    # The example came through the Examples menu: Undo brings the conversation back.
-    page.click("#example-undo")
+    # The example came through the Examples menu: its Undo brings the conversation back.
+    page.click("#undo-bar button")
     expect(page.locator("#messages")).not_to_have_value(re.compile("tool_calls"))
 
 

@@ -1,4 +1,5 @@
-"""Example conversations: a menu that replaces the conversation, and Undo that brings it back."""
+"""Example conversations: a menu that replaces the conversation, and the Undo beside it
+(undo.js) that brings it back."""
 
 from __future__ import annotations
 
@@ -33,8 +34,9 @@ def choose(page: Page, name: str) -> None:
 
 def test_an_example_replaces_the_conversation_and_undo_restores_it(page: Page) -> None:
     first = conversation(page)
-    undo = page.get_by_role("button", name="Undo")
-    expect(undo).to_be_disabled()
+    bar = page.locator("#examples + #undo-bar")  # right after the menu
+    undo = bar.get_by_role("button", name="Undo")
+    expect(undo).to_be_hidden()  # nothing to undo yet
 
     choose(page, "parallel-tools")
     messages = conversation(page)["messages"]
@@ -44,7 +46,7 @@ def test_an_example_replaces_the_conversation_and_undo_restores_it(page: Page) -
     assert json.loads(conversation(page)["tools"])[0]["function"]["name"] == "get_weather"
     expect(page.locator("#message-editor .message")).to_have_count(len(messages))
     expect(page.locator("#prompt-raw")).to_have_value(re.compile(r"<\|im_start\|>tool\n\{"))
-    expect(page.locator("#example-status")).to_contain_text("Undo")
+    expect(bar).to_contain_text("Tools: two calls at once")
     expect(page.locator("#example-load")).to_be_focused()
     tools_example = conversation(page)
 
@@ -60,7 +62,7 @@ def test_an_example_replaces_the_conversation_and_undo_restores_it(page: Page) -
     expect(page.locator("#message-editor .message")).to_have_count(len(messages))
     undo.click()
     assert conversation(page) == first
-    expect(undo).to_be_disabled()
+    expect(undo).to_be_hidden()
     expect(page.locator("#prompt-raw")).to_have_value(
         re.compile(r"What is the capital of France\?<\|im_end\|>\n<\|im_start\|>assistant\n$")
     )
