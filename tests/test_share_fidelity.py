@@ -31,7 +31,9 @@ DUMP = (
 )
 
 #: Page fields a browser submits that are not part of the state.
-PAGE_ONLY = {"seq", "library"}
+#: Fields of the page that are not the state: the render counter, the library entry the
+#: editor came from (worked out again from the template) and the Library menu's pick.
+PAGE_ONLY = {"seq", "library", "library_choice"}
 
 MESSAGES = [
     {"role": "system", "content": "Be brief."},

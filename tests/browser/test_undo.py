@@ -68,7 +68,10 @@ def test_arrow_keys_in_the_library_pick_and_enter_loads(page: Page) -> None:
     picked = select.input_value()
     assert picked not in ("", "chatml")
     # The page says how to load what is picked, and does not call the template the pick.
-    expect(page.locator("#template-origin")).to_contain_text("ChatML")
+    # (MINE replaced ChatML's text altogether: typed here, not "ChatML, modified".)
+    title = select.locator("option:checked").text_content()
+    expect(page.locator("#template-origin")).to_contain_text("Typed here")
+    expect(page.locator("#template-origin")).not_to_contain_text(title)
     expect(page.locator("#library-select-hint")).to_contain_text("Enter")
 
     page.keyboard.press("Enter")
