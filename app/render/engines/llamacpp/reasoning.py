@@ -13,9 +13,9 @@ end tag and the content.
 
 The analyzer's rules change from one llama.cpp version to the next; the rules here
 follow `compare_reasoning_presence`, `compare_thinking_enabled` (including its
-"<think> versus </think>" case), `compare_reasoning_scope` and the reasoning
-workarounds, and keep the whitespace around the tags that the recorded prompts
-show (Qwen3: "<think>\n" ... "\n</think>\n\n").
+"<think> versus </think>" case), `compare_reasoning_scope` and the workarounds that set
+the tags, and keep the whitespace around the tags that the recorded prompts show
+(Qwen3: "<think>\n" ... "\n</think>\n\n"; Nemotron Nano v2's workaround: "<think>\n").
 """
 
 from __future__ import annotations
@@ -193,15 +193,33 @@ def analyze_reasoning(render: Any, supports_tool_calls: bool, source: str) -> Re
         )
         if a is not None and b is not None and THINKING_CONTENT not in a and THINKING_CONTENT in b:
             start, end = _around(b)
-    # The analyzer's workarounds: old Qwen/DeepSeek templates strip reasoning but still
-    # think in <think> tags; Granite 3.3 names its tags in the system prompt.
-    old_qwen = "content.split('</think>')" in source and "reasoning_content" not in source
-    granite = (
+    return _workarounds(source, start, end)
+
+
+def _workarounds(source: str, start: str, end: str) -> ReasoningTags:
+    """The analyzer's `workarounds` that set the reasoning tags, in the C++ list's order.
+
+    They run after the whole analysis and recognise a template by strings in its source.
+    The tags keep their whitespace: the continuation writes the start tag as it is.
+    """
+    old_qwen = (
+        "content.split('</think>')" in source
+        and "reasoning_content" not in source
+        and "<SPECIAL_12>" not in source
+    )
+    if old_qwen and not start and not end:
+        start, end = "<think>", "</think>"  # strips reasoning, still thinks in <think>
+    if (
         "Write your thoughts between <think></think> and write your response between "
         "<response></response>" in source
-    )
-    if not start and not end and (old_qwen or granite):
-        start, end = "<think>", "</think>"
+    ):
+        start, end = "<think>", "</think>"  # Granite 3.3 names its tags in the system prompt
+    if all(
+        t in source for t in ("<SPECIAL_10>", "<SPECIAL_11>", "<SPECIAL_12>", "<TOOL_RESPONSE>")
+    ):
+        start, end = "<think>\n", "</think>"  # Nemotron Nano v2: the opener keeps its newline
+    if "laguna_glm_thinking" in source:
+        start, end = _trim(start), _trim(end)  # Laguna's rendered tags carry extra newlines
     return ReasoningTags(start, end)
 
 

@@ -63,12 +63,7 @@ from app.render.limits import DEFAULT_LIMITS, RenderLimits, check_template_size
 
 #: (template file, case) pairs of the llama-server recordings that still render
 #: differently here, each with its cause; the conformance test checks they do differ.
-KNOWN_DIFFERENCES: dict[tuple[str, str], str] = {
-    ("NVIDIA-Nemotron-Nano-v2.jinja", "history-only"): (
-        "prefill: llama.cpp keeps the newline after <think> that this template's generation "
-        "prompt ends with; our reconstruction of the autoparser's reasoning tags cuts at <think>"
-    ),
-}
+KNOWN_DIFFERENCES: dict[tuple[str, str], str] = {}
 
 
 class LlamaCppEngine(Engine):
