@@ -74,13 +74,13 @@ def test_parallel_tool_calls_read_by_llama_cpp_and_vllm(page: Page) -> None:
     # The round trip, with its reason: Qwen3 writes a thinking block back only for a
     # message that has reasoning, so llama-server's answer loses the empty one.
     llama_trip = card(page, "llama.cpp").locator(".round-trip")
-    expect(llama_trip).to_contain_text("Next turn: the cache is not reused.")
+    expect(llama_trip).to_contain_text("Next turn: the cache is not reused.", use_inner_text=True)
     expect(llama_trip).to_contain_text("The template drops the thinking block from the history")
     # Both sides of the first difference: "<t" is shared ("<think>", "<tool_call>").
     expect(llama_trip.locator(".round-trip-sides .delete")).to_contain_text("</think>")
     expect(llama_trip.locator(".round-trip-sides .insert")).to_contain_text("ool_call>")
     vllm_trip = card(page, "vllm").locator(".round-trip")
-    expect(vllm_trip).to_contain_text("Next turn: the cache is reused.")
+    expect(vllm_trip).to_contain_text("Next turn: the cache is reused.", use_inner_text=True)
     expect(vllm_trip).to_contain_text("The next prompt starts with this prompt and its completion")
     expect(card(page, "tgi").locator(".no-parser")).to_contain_text("grammar")
     page.click("#tab-analysis")
@@ -141,7 +141,7 @@ def test_edge_llm_reads_the_parallel_calls_as_its_server_does(page: Page) -> Non
     expect(edge.locator(".answer-note").first).to_contain_text("Edge-LLM would not load this model")
     expect(edge.locator(".answer-note").nth(1)).to_contain_text("does not set enable_thinking")
     expect(edge.locator(".parser-options")).to_contain_text("--reasoning-parser auto")
-    expect(edge.locator(".round-trip")).to_contain_text("Next turn:")
+    expect(edge.locator(".round-trip")).to_contain_text("Next turn:", use_inner_text=True)
     edge.scroll_into_view_if_needed()
     edge.screenshot(path=EDGE_SCREENSHOT, caret="initial")
     # Thinking on, asked in the request: its qwen3 parser (auto, by the model's name).

@@ -136,3 +136,17 @@ def test_unfamiliar_terms_explain_themselves_on_hover_and_focus(page: Page, term
         control.focus()
         assert tip.get_attribute("id") in (control.get_attribute("aria-describedby") or "")
     expect(tip).to_be_visible()
+
+
+def test_the_next_turn_check_explains_itself(page: Page) -> None:
+    load_library(page, "qwen3")
+    page.locator("#completion-box summary").click()
+    page.select_option("#completion-kind", label="one tool call")
+    page.click("#completion-fill")
+    page.click("#tab-response")
+    found = page.locator(".round-trip .term").first
+    tip = found.locator("xpath=following-sibling::*[1]")
+    expect(found).to_have_text("Next turn")
+    found.focus()
+    expect(tip).to_be_visible()
+    expect(tip).to_contain_text("reuses its cache")
