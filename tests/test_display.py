@@ -10,11 +10,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers
 
+from app.display.origin import still_from
 from app.display.prompt import prompt_marks
 from app.display.token_data import token_data
 from app.display.tokens_view import id_blocks
 from app.text import template_markers
 from app.tokens.vocab import Token, VocabTokenizer, tokenize
+from tests.support import REPO
 
 
 def marks(prompt: str, *args: object) -> list[tuple[str, str]]:
@@ -275,3 +277,13 @@ def test_the_id_list_is_cut_between_ids_into_pieces_that_join_back(count: int) -
     assert "".join(pieces) == ids
     assert all(piece.endswith(", ") for piece in pieces[:-1])
     assert all(len(piece) <= 100 + 8 for piece in pieces[:-1])  # one id past the size at most
+
+
+def test_a_template_is_still_the_library_ones_only_while_it_keeps_its_telling_lines():
+    chatml = (REPO / "templates_lib" / "chatml.jinja").read_text(encoding="utf-8")
+    assert still_from(chatml, chatml)
+    assert still_from(chatml, chatml.replace("assistant", "model") + "{# mine #}\n")
+    # Another template that shares only ChatML's `{%- endif %}`-like lines and one more.
+    other = (REPO / "docs" / "tool_calling.jinja").read_text(encoding="utf-8")
+    assert not still_from(chatml, other)
+    assert not still_from(chatml, "{{ messages[0].content }}")

@@ -62,8 +62,18 @@ def still_from(loaded: str, text: str) -> bool:
     it is not (its origin and notes would be the wrong template's)."""
     if loaded == text:
         return True
-    lines = {line.strip() for line in loaded.splitlines()} - {""}
+    lines = _telling_lines(loaded)
     if not lines:
         return False
-    kept = lines & {line.strip() for line in text.splitlines()}
+    kept = lines & _telling_lines(text)
     return 2 * len(kept) >= len(lines)
+
+
+#: Shorter lines (`{%- endif %}`, `{%- endfor %}`) are in every template: they tell
+#: nothing of which one it is.
+_TELLING_CHARS = 16
+
+
+def _telling_lines(text: str) -> set[str]:
+    """The distinct lines of `text`, stripped, long enough to tell templates apart."""
+    return {line for line in map(str.strip, text.splitlines()) if len(line) >= _TELLING_CHARS}
