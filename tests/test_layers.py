@@ -414,10 +414,6 @@ KNOWN_CIRCLES: set[tuple[str, ...]] = {
         "app.render.engines.llamacpp.answers.chat_peg_mappers",
     ),
     (
-        "app.render.engines.llamacpp.answers.peg",
-        "app.render.engines.llamacpp.answers.peg_parsers",
-    ),
-    (
         "app.render.engines.llamacpp.answers.schema",
         "app.render.engines.llamacpp.answers.schema_builder",
     ),
