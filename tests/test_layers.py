@@ -402,20 +402,12 @@ KNOWN_CIRCLES: set[tuple[str, ...]] = {
         "app.render.engines.llamacpp.render",
     ),
     (
-        "app.render.engines.llamacpp.answers.analyzer",
-        "app.render.engines.llamacpp.answers.workarounds",
-    ),
-    (
         "app.render.engines.llamacpp.answers.chat_peg",
         "app.render.engines.llamacpp.answers.chat_peg_tools",
     ),
     (
         "app.render.engines.llamacpp.answers.chat_peg_mapper",
         "app.render.engines.llamacpp.answers.chat_peg_mappers",
-    ),
-    (
-        "app.render.engines.llamacpp.answers.schema",
-        "app.render.engines.llamacpp.answers.schema_builder",
     ),
     (
         "app.render.engines.llamacpp.answers.tool_analysis",

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.render.engines.llamacpp.answers.analyzer import NONE, Analysis
+from app.render.engines.llamacpp.answers.analysis import NONE, Analysis
 from app.render.engines.llamacpp.answers.chat_peg import ChatBuilder, build_chat_peg_parser
 from app.render.engines.llamacpp.answers.diffing import trim
 from app.render.engines.llamacpp.answers.generator_tools import tag_json, tag_tagged
