@@ -406,10 +406,6 @@ KNOWN_CIRCLES: set[tuple[str, ...]] = {
         "app.render.engines.llamacpp.answers.chat_peg_tools",
     ),
     (
-        "app.render.engines.llamacpp.answers.chat_peg_mapper",
-        "app.render.engines.llamacpp.answers.chat_peg_mappers",
-    ),
-    (
         "app.render.engines.llamacpp.answers.tool_analysis",
         "app.render.engines.llamacpp.answers.tool_functions",
         "app.render.engines.llamacpp.answers.tool_markers",
