@@ -419,12 +419,6 @@ KNOWN_CIRCLES: set[tuple[str, ...]] = {
         "app.render.engines.vllm.answers",
         "app.render.engines.vllm.engine",
     ),
-    (
-        "app.storage",
-        "app.storage.postgres",
-        "app.storage.sql",
-        "app.storage.sqlite",
-    ),
 }
 
 
