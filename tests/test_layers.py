@@ -406,12 +406,6 @@ KNOWN_CIRCLES: set[tuple[str, ...]] = {
         "app.render.engines.llamacpp.answers.chat_peg_tools",
     ),
     (
-        "app.render.engines.llamacpp.answers.tool_analysis",
-        "app.render.engines.llamacpp.answers.tool_functions",
-        "app.render.engines.llamacpp.answers.tool_markers",
-        "app.render.engines.llamacpp.answers.tool_sections",
-    ),
-    (
         "app.render.engines.transformers.answers",
         "app.render.engines.transformers.chat",
     ),
