@@ -406,10 +406,6 @@ KNOWN_CIRCLES: set[tuple[str, ...]] = {
         "app.render.engines.llamacpp.answers.chat_peg_tools",
     ),
     (
-        "app.render.engines.transformers.answers",
-        "app.render.engines.transformers.chat",
-    ),
-    (
         "app.render.engines.vllm.answers",
         "app.render.engines.vllm.engine",
     ),
