@@ -405,10 +405,6 @@ KNOWN_CIRCLES: set[tuple[str, ...]] = {
         "app.render.engines.llamacpp.answers.chat_peg",
         "app.render.engines.llamacpp.answers.chat_peg_tools",
     ),
-    (
-        "app.render.engines.vllm.answers",
-        "app.render.engines.vllm.engine",
-    ),
 }
 
 
