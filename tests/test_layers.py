@@ -396,12 +396,6 @@ def test_the_circle_finder_finds_a_circle_and_only_circles() -> None:
 #: left. Shrinks only: a circle broken must leave this list, and any other circle fails.
 KNOWN_CIRCLES: set[tuple[str, ...]] = {
     (
-        "app.render.engines.llamacpp.answers",
-        "app.render.engines.llamacpp.answers.derive",
-        "app.render.engines.llamacpp.commands",
-        "app.render.engines.llamacpp.render",
-    ),
-    (
         "app.render.engines.llamacpp.answers.chat_peg",
         "app.render.engines.llamacpp.answers.chat_peg_tools",
     ),

@@ -30,7 +30,7 @@ from app.render.engines.llamacpp.messages import (
     refuse_continued_tool_calls,
     to_json,
 )
-from app.render.engines.llamacpp.render import patched_source, template_capabilities
+from app.render.engines.llamacpp.templates_init import patched_source, template_capabilities
 from app.render.environment import template_hash
 from app.render.limits import RenderLimits
 
