@@ -392,18 +392,7 @@ def test_the_circle_finder_finds_a_circle_and_only_circles() -> None:
     assert _circles(graph) == [("a", "b", "c")]
 
 
-#: Import circles that issue 38 has not broken yet: the issue is NOT done while any is
-#: left. Shrinks only: a circle broken must leave this list, and any other circle fails.
-KNOWN_CIRCLES: set[tuple[str, ...]] = {
-    (
-        "app.render.engines.llamacpp.answers.chat_peg",
-        "app.render.engines.llamacpp.answers.chat_peg_tools",
-    ),
-}
-
-
 def test_no_import_circle_inside_app() -> None:
     circles = set(_circles(_import_graph()))
-    new = "\n".join(" <-> ".join(circle) for circle in sorted(circles - KNOWN_CIRCLES))
-    assert not new, f"import circles in app/ (each a strongly connected component):\n{new}"
-    assert sorted(KNOWN_CIRCLES - circles) == [], "broken circles still in KNOWN_CIRCLES"
+    found = "\n".join(" <-> ".join(circle) for circle in sorted(circles))
+    assert not found, f"import circles in app/ (each a strongly connected component):\n{found}"

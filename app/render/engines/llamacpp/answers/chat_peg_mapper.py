@@ -13,13 +13,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.render.engines.llamacpp.answers import chat_peg as tags
+from app.render.engines.llamacpp.answers import chat_peg_tags as tags
 from app.render.engines.llamacpp.answers.chat_msg import (
     ChatMsg,
     ChatToolCall,
     dump_string,
     escape_json_string_inner,
 )
+from app.render.engines.llamacpp.answers.chat_peg import build_chat_peg_parser
 from app.render.engines.llamacpp.answers.chat_peg_mappers import (
     Gemma4Mapper,
     MinimaxM3Mapper,
@@ -233,7 +234,7 @@ def peg_parse(arena: Arena | None, text: str, is_partial: bool = False, fmt: str
     """common_chat_peg_parse: the message `arena` reads from `generation_prompt + text`
     (no arena: all of it is content); raises ChatParseError as llama.cpp throws."""
     if arena is None or arena.empty():
-        arena = tags.build_chat_peg_parser(lambda p: p.content(p.rest()) + p.end())
+        arena = build_chat_peg_parser(lambda p: p.content(p.rest()) + p.end())
     ctx = Context(generation_prompt + text, FLAG_LENIENT)
     with deep():
         result = arena.parse(ctx)

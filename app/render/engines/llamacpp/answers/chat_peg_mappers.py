@@ -11,7 +11,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from app.render.engines.llamacpp.answers import chat_peg as tags
+from app.render.engines.llamacpp.answers import chat_peg_tags as tags
 from app.render.engines.llamacpp.answers.chat_msg import (
     ChatMsg,
     ChatToolCall,
