@@ -19,8 +19,8 @@ import time
 from dataclasses import replace
 
 from app.answers.menu import EXAMPLE_TOOLS
-from app.render.answer import AnswerRequest, read_with
-from app.render.core import RenderRequest
+from app.render.answer import AnswerRequest
+from app.render.core import RenderRequest, read_with
 from app.render.engines import ENGINES
 from app.render.limits import DEFAULT_LIMITS
 from tests.support import REPO

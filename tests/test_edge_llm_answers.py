@@ -13,8 +13,8 @@ import pytest
 
 from app.answers.menu import EXAMPLE_TOOLS
 from app.problems import TemplateProblem
-from app.render.answer import AnswerRequest, ParsedAnswer, read_with
-from app.render.core import RenderRequest
+from app.render.answer import AnswerRequest, ParsedAnswer
+from app.render.core import RenderRequest, read_with
 from app.render.engines import ENGINES
 from app.render.engines.edge_llm.answers.reasoning import auto_reasoning, auto_tool
 from app.render.engines.edge_llm.server import check_tools

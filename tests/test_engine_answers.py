@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.render.answer import AnswerRequest, ParsedAnswer, read_with
-from app.render.core import RenderRequest
+from app.render.answer import AnswerRequest, ParsedAnswer
+from app.render.core import RenderRequest, read_with
 from app.render.engines import ENGINES, parser_choices
 from app.render.limits import DEFAULT_LIMITS
 

@@ -317,3 +317,82 @@ def test_every_folder_of_python_modules_is_a_package() -> None:
     # (`pip install .`) would lack its modules while the editable checkout imports them.
     folders = {path.parent for path in APP.rglob("*.py")}
     assert sorted(str(f) for f in folders if not (f / "__init__.py").is_file()) == []
+
+
+def _modules_imported(path: Path, paths: dict[str, Path]) -> Iterator[str]:
+    """The modules of `app` that `path` imports, at module level, inside functions and
+    under `TYPE_CHECKING` alike: `from app.render import core` is app.render.core,
+    `from .types import X` is the module `types`, `from . import X` the package when X
+    is no module."""
+    package = _module_name(path) if path.name == "__init__.py" else _module_name(path.parent)
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:  # relative: resolve against the importing package
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            names = [
+                f"{base}.{alias.name}" if f"{base}.{alias.name}" in paths else base
+                for alias in node.names
+            ]
+        else:
+            continue
+        for name in names:
+            while name and name not in paths:  # `import app.x.y` of a name: its module
+                name = name.rpartition(".")[0]
+            if name:
+                yield name
+
+
+def _import_graph() -> dict[str, set[str]]:
+    """Which modules of `app` each module of `app` imports (see `_modules_imported`)."""
+    paths = {_module_name(path): path for path in _modules(APP)}
+    return {name: set(_modules_imported(path, paths)) - {name} for name, path in paths.items()}
+
+
+def _circles(graph: dict[str, set[str]]) -> list[tuple[str, ...]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm,
+    with an explicit stack: no recursion limit to meet), each sorted, in sorted order."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[tuple[str, ...]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        while work:
+            node, edges = work[-1]
+            for used in edges:
+                if used not in index:
+                    index[used] = low[used] = len(index)
+                    stack.append(used)
+                    work.append((used, iter(sorted(graph[used]))))
+                    break
+                if used in stack:
+                    low[node] = min(low[node], index[used])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component = stack[stack.index(node) :]
+                    del stack[stack.index(node) :]
+                    if len(component) > 1:
+                        found.append(tuple(sorted(component)))
+    return sorted(found)
+
+
+def test_the_circle_finder_finds_a_circle_and_only_circles() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": {"e", "d"}}
+    assert _circles(graph) == [("a", "b", "c")]
+
+
+def test_no_import_circle_inside_app() -> None:
+    circles = set(_circles(_import_graph()))
+    found = "\n".join(" <-> ".join(circle) for circle in sorted(circles))
+    assert not found, f"import circles in app/ (each a strongly connected component):\n{found}"

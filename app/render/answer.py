@@ -17,9 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.errors import bounded_lines, bounded_text
-from app.problems import limit_exceeded
-from app.render.core import Engine, RenderRequest
-from app.render.limits import RenderLimits
+from app.render.render_request import RenderRequest
 
 
 def stable_digest(index: int, name: str) -> str:
@@ -162,34 +160,3 @@ class Reading:
     answer: ParsedAnswer | None = None
     #: What the program does instead of parsing, when it does not (`Engine.no_parser_for`).
     no_parser: str | None = None
-
-
-def read_with(engine: Engine, answer: AnswerRequest, limits: RenderLimits) -> Reading:
-    """`engine`'s options and reading of `answer` (worker side); raises `TemplateProblem`
-    for a reading that runs out of memory or returns more than `limits.output_chars`."""
-    options = engine.answer_options(answer.render)
-    if (instead := engine.no_parser_for(answer)) is not None:
-        return Reading(options, no_parser=instead)
-    if not answer.completion:
-        return Reading(options)
-    try:
-        parsed = engine.read_answer(answer, limits)
-    except MemoryError:
-        message = "Reading the completion ran out of its memory allowance (PLAYGROUND_MEMORY_MB)."
-        raise limit_exceeded("memory", message) from None
-    check_message_size(parsed, limits)
-    return Reading(options, parsed)
-
-
-def check_message_size(answer: ParsedAnswer, limits: RenderLimits) -> None:
-    """Refuse a message larger than a render may be: a parser may write the completion out
-    many times (transformers' response template names `{content}` as often as it likes)."""
-    calls = answer.tool_calls
-    size = len(answer.content or "") + len(answer.reasoning_content or "")
-    size += sum(len(call.name) + len(call.arguments) + len(call.id) for call in calls)
-    if size > limits.output_chars:
-        raise limit_exceeded(
-            "output_chars",
-            f"The message read from the completion holds {size:,} characters; the limit is "
-            f"{limits.output_chars:,} (PLAYGROUND_OUTPUT_CHARS).",
-        )

@@ -1,4 +1,4 @@
-"""What every engine shares: the request, the answer, the engine interface and its guard.
+"""What every engine shares: the engine interface and its guards (render, read an answer).
 
 An engine (`app.render.engines`) reproduces one program's way of turning a chat
 request into a prompt. The worker never asks which engine it runs: it calls
@@ -11,43 +11,14 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from app.errors import bounded_lines
-from app.problems import TemplateProblem, problem_from_exception
+from app.problems import TemplateProblem, limit_exceeded, problem_from_exception
+from app.render.answer import AnswerRequest, ParsedAnswer, ParserOption, Reading
 from app.render.command_line import CommandContext, CommandLine
 from app.render.limits import DEFAULT_LIMITS, RenderLimits, check_template_size
-
-if TYPE_CHECKING:  # app.render.answer builds on RenderRequest, below
-    from app.render.answer import AnswerRequest, ParsedAnswer, ParserOption
-
-
-@dataclass(frozen=True)
-class RenderRequest:
-    """Everything a render depends on; the same fields as the `/api/render` body."""
-
-    template: str
-    messages: list[dict[str, Any]]
-    tools: list[dict[str, Any]] | None = None
-    documents: list[dict[str, Any]] | None = None
-    add_generation_prompt: bool = False
-    continue_final_message: bool | str = False
-    special_tokens: dict[str, str] = field(default_factory=dict)
-    kwargs: dict[str, Any] = field(default_factory=dict)
-    now: datetime | None = None
-    #: The id of a registered engine (`app.render.engines`); None: the reference engine.
-    engine: str | None = None
-    #: Whether the vocabulary adds BOS/EOS itself (llama.cpp strips them from the text).
-    add_bos_token: bool = False
-    add_eos_token: bool = False
-    #: How vLLM-style engines shape message content (`--chat-template-content-format`):
-    #: "auto" detects it from the template, "string" or "openai" force it.
-    content_format: str = "auto"
-    #: How the caller sends tool-call arguments (`app.render.client`): "as_written" (the
-    #: messages exactly as given), "json_text" (as OpenAI clients send them) or "objects"
-    #: (as library callers pass them). The same for every engine.
-    tool_arguments: str = "as_written"
+from app.render.render_request import RenderRequest
 
 
 @dataclass(frozen=True)
@@ -60,12 +31,6 @@ class ModelFiles:
     named_templates: tuple[str, ...] = ()
     #: Whether a `chat_template.json` holds a template (a processor's).
     json_template: bool = False
-
-
-#: The values `RenderRequest.content_format` takes, as vLLM's server flag does.
-CONTENT_FORMATS = ("auto", "string", "openai")
-#: The values `RenderRequest.tool_arguments` takes (see `app.render.client`).
-TOOL_ARGUMENT_FORMS = ("as_written", "json_text", "objects")
 
 
 #: A template's prompt for a conversation, by the reference engine (None when it fails).
@@ -207,3 +172,34 @@ def render_with(
         raise
     except Exception as error:
         raise problem_from_exception(error) from None
+
+
+def read_with(engine: Engine, answer: AnswerRequest, limits: RenderLimits) -> Reading:
+    """`engine`'s options and reading of `answer` (worker side); raises `TemplateProblem`
+    for a reading that runs out of memory or returns more than `limits.output_chars`."""
+    options = engine.answer_options(answer.render)
+    if (instead := engine.no_parser_for(answer)) is not None:
+        return Reading(options, no_parser=instead)
+    if not answer.completion:
+        return Reading(options)
+    try:
+        parsed = engine.read_answer(answer, limits)
+    except MemoryError:
+        message = "Reading the completion ran out of its memory allowance (PLAYGROUND_MEMORY_MB)."
+        raise limit_exceeded("memory", message) from None
+    check_message_size(parsed, limits)
+    return Reading(options, parsed)
+
+
+def check_message_size(answer: ParsedAnswer, limits: RenderLimits) -> None:
+    """Refuse a message larger than a render may be: a parser may write the completion out
+    many times (transformers' response template names `{content}` as often as it likes)."""
+    calls = answer.tool_calls
+    size = len(answer.content or "") + len(answer.reasoning_content or "")
+    size += sum(len(call.name) + len(call.arguments) + len(call.id) for call in calls)
+    if size > limits.output_chars:
+        raise limit_exceeded(
+            "output_chars",
+            f"The message read from the completion holds {size:,} characters; the limit is "
+            f"{limits.output_chars:,} (PLAYGROUND_OUTPUT_CHARS).",
+        )

@@ -13,8 +13,8 @@ from typing import Any, TypeVar
 
 from app.pool import WorkerPool
 from app.render import engines
-from app.render.answer import AnswerRequest, Reading, read_with
-from app.render.core import Rendered, RenderRequest
+from app.render.answer import AnswerRequest, Reading
+from app.render.core import Rendered, RenderRequest, read_with
 from app.render.environment import shared_environment
 from app.render.limits import RenderLimits
 

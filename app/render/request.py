@@ -10,8 +10,8 @@ from datetime import datetime
 from typing import Any
 
 from app.errors import RequestError
-from app.render.core import CONTENT_FORMATS, TOOL_ARGUMENT_FORMS, RenderRequest
 from app.render.engines import DEFAULT_ENGINE, ENGINES
+from app.render.render_request import CONTENT_FORMATS, TOOL_ARGUMENT_FORMS, RenderRequest
 
 #: How a JSON type is named in error messages.
 _JSON_NAMES = {dict: "an object", list: "a list", str: "a string", bool: "a boolean"}

@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
 
-from app.storage import URL_VARIABLE, redact
+from app.storage.interface import URL_VARIABLE, redact
 from app.storage.schema import Result, Transaction, migrate
 from app.storage.sql import SqlDatabase
 

@@ -14,7 +14,7 @@ from abc import abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from app.storage import (
+from app.storage.interface import (
     Bucket,
     BucketRule,
     Database,

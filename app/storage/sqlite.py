@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from app.storage import URL_VARIABLE, redact
+from app.storage.interface import URL_VARIABLE, redact
 from app.storage.schema import Result, Transaction, migrate
 from app.storage.sql import SqlDatabase
 

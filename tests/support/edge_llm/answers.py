@@ -9,8 +9,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from app.render.answer import AnswerRequest, ParsedAnswer, read_with
-from app.render.core import RenderRequest
+from app.render.answer import AnswerRequest, ParsedAnswer
+from app.render.core import RenderRequest, read_with
 from app.render.engines import ENGINES
 from app.render.engines.edge_llm.answers.calls import ServerFailure, tools_of
 from app.render.engines.edge_llm.answers.parse import parse

@@ -36,6 +36,7 @@ from app.render.command_line import (
     fits_one_argument,
     join,
 )
+from app.render.engines.llamacpp.answers import REASONING_CHOICES
 
 #: The body `curl` sends when it is too long for one argument.
 REQUEST_FILE = "apply-template.json"
@@ -103,9 +104,6 @@ def _program_forms(program: str, context: CommandContext, builtin: str | None) -
 def _reasoning_format(context: CommandContext) -> str | None:
     """The `--reasoning-format` chosen for llama.cpp's parser, when it is not the default
     (`auto`) and is one llama.cpp knows (anything else stays off the command line)."""
-    # Imported on use, as the engine imports the answer parser (it imports the engine).
-    from app.render.engines.llamacpp.answers import REASONING_CHOICES
-
     chosen = context.parsers.get("llama.cpp", {}).get("reasoning_format")
     return chosen if chosen in REASONING_CHOICES and chosen != "auto" else None
 

@@ -24,17 +24,15 @@ Every rewrite that changes the prompt is reported as a sentence in `rewrites`.
 from __future__ import annotations
 
 import dataclasses
-from functools import lru_cache
-from types import ModuleType
 from typing import Any
 
 from app.problems import TemplateProblem
 from app.render.answer import AnswerRequest, ParsedAnswer, ParserOption
 from app.render.command_line import CommandContext, CommandLine
 from app.render.core import Engine, Render, Rendered, RenderRequest
+from app.render.engines.llamacpp import answers as llamacpp_answers
 from app.render.engines.llamacpp import commands as llamacpp_commands
 from app.render.engines.llamacpp.builtins import equivalent_builtin
-from app.render.engines.llamacpp.capabilities import detect_capabilities
 from app.render.engines.llamacpp.context import (
     RenderContext,
     generation_prompt,
@@ -58,8 +56,8 @@ from app.render.engines.llamacpp.reasoning import (
     autoparser_continuation,
     reasoning_tags,
 )
-from app.render.environment import template_hash
-from app.render.limits import DEFAULT_LIMITS, RenderLimits, check_template_size
+from app.render.engines.llamacpp.templates_init import patched_source, template_capabilities
+from app.render.limits import RenderLimits, check_template_size
 
 #: (template file, case) pairs of the llama-server recordings that still render
 #: differently here, each with its cause; the conformance test checks they do differ.
@@ -108,54 +106,18 @@ class LlamaCppEngine(Engine):
 
     def answer_options(self, request: RenderRequest) -> tuple[ParserOption, ...]:
         """`--reasoning-format` and the request's `parse_tool_calls`."""
-        return _answers().parser_options(request)
+        return llamacpp_answers.parser_options(request)
 
     def read_answer(self, answer: AnswerRequest, limits: RenderLimits) -> ParsedAnswer:
         """The chat format and parser llama-server derives from the template, applied as
         `common_chat_parse` applies it to a finished completion."""
-        return _answers().read_answer(answer, limits)
-
-
-def _answers() -> ModuleType:
-    """The answer parser (`answers/`), imported on first use: it renders its probes with
-    this module, so this module cannot import it first."""
-    from app.render.engines.llamacpp import answers
-
-    return answers
-
-
-@lru_cache(maxsize=128)
-def _caps_by_hash(digest: str, source: str, max_chars: int) -> dict[str, bool]:
-    return detect_capabilities(source, RenderLimits(output_chars=max_chars))
-
-
-def template_capabilities(source: str, limits: RenderLimits = DEFAULT_LIMITS) -> dict[str, bool]:
-    """The capabilities llama.cpp detects for `source`, cached per process."""
-    return _caps_by_hash(template_hash(source), source, limits.output_chars)
+        return llamacpp_answers.read_answer(answer, limits)
 
 
 def _tags(source: str, bos: str, eos: str, limits: RenderLimits) -> ReasoningTags:
     """The autoparser's reasoning tags (empty when it finds no reasoning)."""
     caps = template_capabilities(source, limits)
     return reasoning_tags(source, bos, eos, caps["supports_tool_calls"], limits.output_chars)
-
-
-def patched_source(source: str) -> str:
-    """The two source patches of common_chat_templates_init, applied before anything else."""
-    if "<|channel|>" in source and "in message.content or" in source:
-        source = source.replace(
-            '{%- if "<|channel|>analysis<|message|>" in message.content or '
-            '"<|channel|>final<|message|>" in message.content %}',
-            "{%- if false %}",
-        )
-    if "[TOOL_CALLS]" in source and "if (message['content'] is none or" in source:
-        source = source.replace(
-            "{%- if (message['content'] is none or message['content'] == '' or "
-            "message['content']|length == 0) and (message['tool_calls'] is not defined or "
-            "message['tool_calls'] is none or message['tool_calls']|length == 0) %}",
-            "{%- if false %}",
-        )
-    return source
 
 
 def _render(request: RenderRequest, bos: str, eos: str, limits: RenderLimits) -> Rendered:

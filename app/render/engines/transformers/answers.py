@@ -15,13 +15,14 @@ import json
 from typing import Any
 
 from app.render.answer import AnswerRequest, ParsedAnswer, ParserOption, ToolCall
-from app.render.core import RenderRequest, render_with
+from app.render.core import RenderRequest
+from app.render.engines.transformers import chat
 from app.render.engines.transformers.response_template import (
     NeverReturns,
     ResponseTemplateError,
     parse,
 )
-from app.render.limits import RenderLimits
+from app.render.limits import RenderLimits, check_template_size
 
 PARSER = "parse_response"
 #: transformers' error when the tokenizer has no template.
@@ -70,10 +71,9 @@ def _no_template_note(legacy: bool) -> str:
 
 def _prompt(answer: AnswerRequest, limits: RenderLimits) -> tuple[str, list[str]]:
     """The prompt the completion continues (`prefix=`), rendered as transformers does."""
-    from app.render.engines.transformers.chat import TransformersEngine
-
     try:
-        return render_with(TransformersEngine(), answer.render, limits).prompt, []
+        check_template_size(answer.render.template, limits)
+        return chat.render(chat.prepare(answer.render), limits).prompt, []
     except Exception:  # any template problem: read the completion alone, and say so
         note = (
             'The prompt does not render, so the completion is read with prefix="" '

@@ -9,17 +9,17 @@ same errors. It runs inside a sandbox worker (see `app.render.pool`); it never i
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from app.render.answer import AnswerRequest, ParsedAnswer
 from app.render.bounded import generate_bounded
-from app.render.command_line import CommandContext, CommandLine
-from app.render.core import Engine, Rendered, RenderRequest
-from app.render.engines.transformers import answers as transformers_answers
-from app.render.engines.transformers import commands as transformers_commands
+from app.render.core import Rendered, RenderRequest
 from app.render.environment import compile_template, pinned_clock, shared_environment
 from app.render.limits import RenderLimits
+
+#: What names a message's reasoning before the template sees it (see `aliased`).
+Alias = Callable[[list[dict[str, Any]]], list[dict[str, Any]]]
 
 #: Names a message's reasoning is passed under; the first is the one templates read.
 REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
@@ -49,63 +49,31 @@ RESERVED_SPECIAL_TOKENS = frozenset(
 )  # fmt: skip
 
 
-#: What transformers does with a completion when the tokenizer has no response schema.
-NO_RESPONSE_SCHEMA = (
-    "transformers reads an answer only with the tokenizer's `response_template` "
-    "(tokenizer_config.json; tokenizer.parse_response raises AttributeError without one): "
-    "no loaded tokenizer files carry one, so an application gets the decoded text and "
-    "reads it itself."
-)
+def prepare(request: RenderRequest) -> RenderRequest:
+    """The checks and rewrites apply_chat_template makes before compiling, in its order."""
+    _check_kwargs(request)
+    messages = _normalised_messages(request)
+    _check_special_tokens(request)
+    return replace(request, messages=messages)
 
 
-class TransformersEngine(Engine):
-    """Python's Jinja, as transformers' `apply_chat_template` (and vLLM, SGLang) run it."""
+def render(request: RenderRequest, limits: RenderLimits, alias: Alias | None = None) -> Rendered:
+    """Compile and render a prepared request; `alias` names the messages' reasoning
+    (`aliased` unless given: a pinned older transformers leaves it as it is)."""
+    compiled = compile_template(request.template)
+    _check_documents(request.documents)
+    messages = (alias or aliased)(request.messages)
+    messages, continued = _tag_final_message(request, messages)
+    prompt, spans = _generate(compiled, messages, request, limits)
+    if continued is not None:
+        prompt = _cut_at_continue_tag(prompt, continued)
+    return Rendered(prompt, [(start, min(end, len(prompt))) for start, end in spans])
 
-    id = "transformers"
-    name = "transformers (Python, SGLang)"
-    #: The version the conformance tests render against (pyproject's test extras).
-    version = "5.23.0"
-    description = (
-        "What transformers' apply_chat_template(..., tokenize=False) returns: Python's "
-        "Jinja in transformers' sandbox, as vLLM and SGLang render too."
-    )
 
-    command_rank = 40
-
-    def command_lines(self, context: CommandContext) -> list[CommandLine]:
-        return transformers_commands.command_lines(context)
-
-    def no_parser_for(self, answer: AnswerRequest) -> str | None:
-        if answer.response_template is None:
-            return NO_RESPONSE_SCHEMA
-        return None
-
-    def read_answer(self, answer: AnswerRequest, limits: RenderLimits) -> ParsedAnswer:
-        """`tokenizer.parse_response(completion)` with the source's response template."""
-        return transformers_answers.read_answer(answer, limits)
-
-    def prepare(self, request: RenderRequest) -> RenderRequest:
-        """The checks and rewrites apply_chat_template makes before compiling, in its order."""
-        _check_kwargs(request)
-        messages = _normalised_messages(request)
-        _check_special_tokens(request)
-        return replace(request, messages=messages)
-
-    def render(self, request: RenderRequest, limits: RenderLimits) -> Rendered:
-        """Compile and render a prepared request."""
-        compiled = compile_template(request.template)
-        _check_documents(request.documents)
-        messages = self.aliased(request.messages)
-        messages, continued = _tag_final_message(request, messages)
-        prompt, spans = _generate(compiled, messages, request, limits)
-        if continued is not None:
-            prompt = _cut_at_continue_tag(prompt, continued)
-        return Rendered(prompt, [(start, min(end, len(prompt))) for start, end in spans])
-
-    def aliased(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """The messages with their reasoning under every name templates read (transformers
-        5.21 and later: `reasoning_content`, and `thinking` for gpt-oss templates)."""
-        return [_alias_reasoning(m) for m in messages]
+def aliased(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The messages with their reasoning under every name templates read (transformers
+    5.21 and later: `reasoning_content`, and `thinking` for gpt-oss templates)."""
+    return [_alias_reasoning(m) for m in messages]
 
 
 def _normalised_messages(request: RenderRequest) -> list[dict[str, Any]]:

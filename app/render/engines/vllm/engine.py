@@ -16,10 +16,8 @@ Every rule that changes the request is reported as a sentence in `rewrites`.
 
 from __future__ import annotations
 
-from dataclasses import replace
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from app.problems import TemplateProblem
 from app.render.answer import AnswerRequest, ParsedAnswer, ParserOption
 from app.render.command_line import CommandContext, CommandLine
 from app.render.core import Engine, Render, Rendered, RenderRequest
@@ -27,25 +25,15 @@ from app.render.engines.transformers import TransformersEngine
 from app.render.engines.vllm import answers as vllm_answers
 from app.render.engines.vllm import commands as vllm_commands
 from app.render.engines.vllm.content_format import detect_content_format
-from app.render.engines.vllm.contract import VLLM, Contract, Refused
-from app.render.engines.vllm.messages import parse_messages
-from app.render.engines.vllm.options import check_flags, merged_options
+from app.render.engines.vllm.contract import VLLM, Contract
 from app.render.engines.vllm.paths import other_paths
-from app.render.engines.vllm.roles import consolidate_system
+from app.render.engines.vllm.render import PINNED_TRANSFORMERS
+from app.render.engines.vllm.render import render as server_render
 from app.render.limits import RenderLimits
 
 #: The vLLM release the rules follow, checked against what it renders
 #: (tests/test_vllm_real.py, recorded by bench/record_vllm.py).
 VLLM_VERSION = "0.33.0"
-
-
-class PinnedTransformers(TransformersEngine):
-    """transformers as vLLM 0.33.0 installs it (it requires < 5.21; 5.20.2 recorded):
-    messages reach the template with the reasoning keys vLLM gave them, since only
-    transformers 5.21 started copying reasoning under `thinking`."""
-
-    def aliased(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        return messages
 
 
 class ServerEngine(Engine):
@@ -57,46 +45,8 @@ class ServerEngine(Engine):
     openai_server = True
 
     def render(self, request: RenderRequest, limits: RenderLimits) -> Rendered:
-        """Normalise as the server does, then render as transformers does."""
-        try:
-            normalised, rewrites = normalise(request, self.contract)
-        except Refused as error:
-            raise TemplateProblem("InvalidRequest", str(error)) from None
-        rendered = self.transformers.render(self.transformers.prepare(normalised), limits)
-        return replace(rendered, rewrites=rewrites)
-
-
-def normalise(request: RenderRequest, contract: Contract) -> tuple[RenderRequest, list[str]]:
-    """The request as the server hands it to transformers, and the rewrites it made."""
-    rewrites: list[str] = []
-    check_flags(request)
-    kwargs, documents, tools = merged_options(request, rewrites)
-    content_format, decided = resolved_content_format(request)
-    messages = parse_messages(request.messages, content_format == "openai", contract, rewrites)
-    pairs = zip(request.messages, messages, strict=True)
-    if any(original.get("content") != parsed["content"] for original, parsed in pairs):
-        shape = "typed blocks" if content_format == "openai" else "text joined by newlines"
-        rewrites.insert(0, f"content as {shape}: content format {content_format} ({decided})")
-    messages = consolidate_system(messages, request.template, rewrites)
-    normalised = replace(
-        request,
-        messages=messages,
-        tools=tools,
-        documents=documents,
-        kwargs=kwargs,
-        content_format=content_format,
-    )
-    return normalised, rewrites
-
-
-def resolved_content_format(request: RenderRequest) -> tuple[str, str]:
-    """The request's content format, or the one vLLM's `auto` detects in the template;
-    and how it was decided."""
-    if request.content_format != "auto":
-        return request.content_format, "set by the request"
-    detected = detect_content_format(request.template)
-    reads = "loops over" if detected == "openai" else "does not loop over"
-    return detected, f"detected: the template {reads} message content"
+        """Normalise as the server does, then render as transformers does (`render`)."""
+        return server_render(request, limits, self.contract, self.transformers)
 
 
 class VllmEngine(ServerEngine):
@@ -116,7 +66,7 @@ class VllmEngine(ServerEngine):
         "Inkling); and Cohere's melody renderer (--tokenizer-mode cohere)."
     )
     contract = VLLM
-    transformers = PinnedTransformers()
+    transformers = PINNED_TRANSFORMERS
     command_rank = 10
 
     def content_format(self, template: str) -> str:

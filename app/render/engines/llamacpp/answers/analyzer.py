@@ -15,9 +15,15 @@ The result, `Analysis`, is what the generator (`generator`) builds a parser from
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from app.render.engines.llamacpp.answers import probes
+from app.render.engines.llamacpp.answers.analysis import (
+    ALWAYS_WRAPPED,
+    NONE,
+    PLAIN,
+    TAG_BASED,
+    TOOLS_ONLY,
+    Analysis,
+)
 from app.render.engines.llamacpp.answers.diffing import (
     marker,
     prune_whitespace,
@@ -26,33 +32,9 @@ from app.render.engines.llamacpp.answers.diffing import (
     trim,
 )
 from app.render.engines.llamacpp.answers.probes import Prober
-from app.render.engines.llamacpp.answers.tool_analysis import ToolAnalysis, analyze_tools
+from app.render.engines.llamacpp.answers.tool_analysis import analyze_tools
 from app.render.engines.llamacpp.answers.types import ChatTemplate
 from app.render.engines.llamacpp.answers.workarounds import apply_workarounds
-
-#: reasoning_mode and content_mode, by their C++ names.
-NONE, TAG_BASED, TOOLS_ONLY = "NONE", "TAG_BASED", "TOOLS_ONLY"
-PLAIN, ALWAYS_WRAPPED, WRAPPED_WITH_REASONING = "PLAIN", "ALWAYS_WRAPPED", "WRAPPED_WITH_REASONING"
-
-
-@dataclass
-class Analysis:
-    """autoparser: what the analysis found (markers keep their whitespace, as in C++)."""
-
-    caps: dict[str, bool]
-    reasoning_mode: str = NONE
-    reasoning_start: str = ""
-    reasoning_end: str = ""
-    content_mode: str = PLAIN
-    content_start: str = ""
-    content_end: str = ""
-    tools: ToolAnalysis = field(default_factory=ToolAnalysis)
-    preserved_tokens: list[str] = field(default_factory=list)
-    additional_stops: list[str] = field(default_factory=list)
-
-    def content_always_wrapped(self) -> bool:
-        """analyze_content::is_always_wrapped."""
-        return self.content_mode == ALWAYS_WRAPPED and bool(self.content_start and self.content_end)
 
 
 def analyze(template: ChatTemplate) -> Analysis:

@@ -11,10 +11,21 @@ reasoning dropped. Formats peg-gemma4 and peg-minimax-m3 have mappers of their o
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from app.render.engines.llamacpp.answers import chat_peg as tags
+from app.render.engines.llamacpp.answers import chat_peg_tags as tags
+from app.render.engines.llamacpp.answers.chat_msg import (
+    ChatMsg,
+    ChatToolCall,
+    dump_string,
+    escape_json_string_inner,
+)
+from app.render.engines.llamacpp.answers.chat_peg import build_chat_peg_parser
+from app.render.engines.llamacpp.answers.chat_peg_mappers import (
+    Gemma4Mapper,
+    MinimaxM3Mapper,
+    deep,
+)
 from app.render.engines.llamacpp.answers.peg import FLAG_LENIENT, Arena, AstArena, Context, Result
 from app.render.engines.llamacpp.answers.peg_parsers import SPACE
 
@@ -28,38 +39,6 @@ class ChatParseError(Exception):
     def __init__(self, message: str, furthest: int = 0) -> None:
         super().__init__(message)
         self.furthest = furthest
-
-
-@dataclass
-class ChatToolCall:
-    """common_chat_tool_call."""
-
-    name: str = ""
-    arguments: str = ""
-    id: str = ""
-
-
-@dataclass
-class ChatMsg:
-    """common_chat_msg as the parser fills it."""
-
-    content: str = ""
-    reasoning_content: str = ""
-    tool_calls: list[ChatToolCall] = field(default_factory=list)
-    role: str = "assistant"
-    #: Ours, not common_chat_msg's: where in the parsed text (generation prompt plus
-    #: completion) the parse stopped; llama.cpp drops whatever follows without a word.
-    parsed_to: int = 0
-
-
-def dump_string(text: str) -> str:
-    """nlohmann::json(text).dump(): quotes, and \\u00XX for control characters, UTF-8 kept."""
-    return json.dumps(text, ensure_ascii=False)
-
-
-def escape_json_string_inner(text: str) -> str:
-    """`dump_string` without its quotes."""
-    return dump_string(text)[1:-1]
 
 
 def _brace_depth(text: str) -> int:
@@ -254,12 +233,10 @@ def peg_parse(arena: Arena | None, text: str, is_partial: bool = False, fmt: str
               generation_prompt: str = "") -> ChatMsg:  # fmt: skip
     """common_chat_peg_parse: the message `arena` reads from `generation_prompt + text`
     (no arena: all of it is content); raises ChatParseError as llama.cpp throws."""
-    from app.render.engines.llamacpp.answers import chat_peg_mappers
-
     if arena is None or arena.empty():
-        arena = tags.build_chat_peg_parser(lambda p: p.content(p.rest()) + p.end())
+        arena = build_chat_peg_parser(lambda p: p.content(p.rest()) + p.end())
     ctx = Context(generation_prompt + text, FLAG_LENIENT)
-    with chat_peg_mappers.deep():
+    with deep():
         result = arena.parse(ctx)
         if result.fail() and not (is_partial and result.end > 0):
             raise ChatParseError(
@@ -267,8 +244,17 @@ def peg_parse(arena: Arena | None, text: str, is_partial: bool = False, fmt: str
                 ctx.furthest,
             )
         msg = ChatMsg(parsed_to=result.end)
-        chat_peg_mappers.mapper_for(fmt, msg).from_ast(ctx.ast, result)
+        mapper_for(fmt, msg).from_ast(ctx.ast, result)
     return msg
+
+
+def mapper_for(fmt: str, msg: ChatMsg) -> Mapper | Gemma4Mapper | MinimaxM3Mapper:
+    """The mapper common_chat_peg_parse picks for format `fmt`."""
+    if fmt == "peg-gemma4":
+        return Gemma4Mapper(msg)
+    if fmt == "peg-minimax-m3":
+        return MinimaxM3Mapper(msg)
+    return Mapper(msg)
 
 
 @dataclass
@@ -281,10 +267,8 @@ class TaggedResult:
 
 def parse_and_extract(arena: Arena, text: str, flags: int = 0, start: int = 0) -> TaggedResult:
     """tagged_peg_parser::parse_and_extract: parse, then map each tag to its (last) text."""
-    from app.render.engines.llamacpp.answers import chat_peg_mappers
-
     ctx = Context(text, flags)
-    with chat_peg_mappers.deep():
+    with deep():
         result = arena.parse(ctx, start)
     found = {node.tag: node.text for node in ctx.ast.walk(result.nodes) if node.tag}
     return TaggedResult(result, found)

@@ -11,11 +11,10 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from app.render.engines.llamacpp.answers import chat_peg as tags
-from app.render.engines.llamacpp.answers.chat_peg_mapper import (
+from app.render.engines.llamacpp.answers import chat_peg_tags as tags
+from app.render.engines.llamacpp.answers.chat_msg import (
     ChatMsg,
     ChatToolCall,
-    Mapper,
     dump_string,
     escape_json_string_inner,
 )
@@ -171,12 +170,3 @@ def _m3_container(ast: AstArena, node: AstNode, is_object: bool, closed: bool) -
             parts.append(text)
     opening, closing = ("{", "}") if is_object else ("[", "]")
     return opening + ",".join(parts) + (closing if closed else "")
-
-
-def mapper_for(fmt: str, msg: ChatMsg) -> Mapper | _TreeMapper:
-    """The mapper common_chat_peg_parse picks for format `fmt`."""
-    if fmt == "peg-gemma4":
-        return Gemma4Mapper(msg)
-    if fmt == "peg-minimax-m3":
-        return MinimaxM3Mapper(msg)
-    return Mapper(msg)

@@ -2,18 +2,18 @@
 
 `standard_json_tools` (a JSON object per call: flat keys, nested "function.name" keys,
 or the function name as the key), `standard_constructed_tools` (XML-style tags) and
-`python_style_tool_calls`. The builder (`chat_peg.ChatBuilder`) calls these; tools are
-the request's tools as JSON.
+`python_style_tool_calls`. The builder (`chat_peg.ChatBuilder`) calls these with itself,
+built on the tags and helpers of `chat_peg_tags`; tools are the request's tools as JSON.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from app.render.engines.llamacpp.answers.chat_peg_tags import ChatTagBuilder
 from app.render.engines.llamacpp.answers.schema import tool_parameters
 
 if TYPE_CHECKING:
-    from app.render.engines.llamacpp.answers.chat_peg import ChatBuilder
     from app.render.engines.llamacpp.answers.peg_builder import P
 
 
@@ -32,22 +32,22 @@ def _properties(params: Any) -> dict[str, Any]:
     return props if isinstance(props, dict) else {}
 
 
-def _id_field(p: ChatBuilder, key: str, numbers: bool) -> P:
+def _id_field(p: ChatTagBuilder, key: str, numbers: bool) -> P:
     """`"key": "<id>"` (or a number when `numbers`), atomic."""
     quoted = p.literal('"') + p.tool_id(p.string_content('"')) + p.literal('"')
     value = p.choice(quoted, p.tool_id(p.json_number())) if numbers else quoted
     return p.atomic(p.literal(f'"{key}"') + p.space() + p.literal(":") + p.space() + value)
 
 
-def _args(p: ChatBuilder, name: str, params: Any) -> P:
+def _args(p: ChatTagBuilder, name: str, params: Any) -> P:
     return p.tool_args(p.schema(p.json(), f"tool-{name}-schema", params))
 
 
-def _key(p: ChatBuilder, key: str) -> P:
+def _key(p: ChatTagBuilder, key: str) -> P:
     return p.literal(f'"{key}"') + p.space() + p.literal(":") + p.space()
 
 
-def _function_is_key(p: ChatBuilder, tools: Any, args_key: str, effective_args_key: str,
+def _function_is_key(p: ChatTagBuilder, tools: Any, args_key: str, effective_args_key: str,
                      call_id_key: str, gen_call_id_key: str) -> P:  # fmt: skip
     choices = p.choice()
     for name, params in _functions(tools):
@@ -88,7 +88,7 @@ def _split_key(key: str) -> tuple[str, str]:
     return (head, tail) if dot else ("", key)
 
 
-def _nested_keys(p: ChatBuilder, tools: Any, name_key: str, args_key: str,
+def _nested_keys(p: ChatTagBuilder, tools: Any, name_key: str, args_key: str,
                  call_id_key: str, gen_call_id_key: str) -> P:  # fmt: skip
     name_spec, args_spec = _split_key(name_key), _split_key(args_key)
     prefix = name_spec[0] or args_spec[0]
@@ -114,7 +114,7 @@ def _nested_keys(p: ChatBuilder, tools: Any, name_key: str, args_key: str,
     return choices
 
 
-def _flat_keys(p: ChatBuilder, tools: Any, name_key: str, args_key: str, call_id_key: str,
+def _flat_keys(p: ChatTagBuilder, tools: Any, name_key: str, args_key: str, call_id_key: str,
                gen_call_id_key: str, order: list[str], openai_wrapper: bool) -> P:  # fmt: skip
     choices = p.choice()
     for name, params in _functions(tools):
@@ -144,7 +144,7 @@ def _flat_keys(p: ChatBuilder, tools: Any, name_key: str, args_key: str, call_id
     return choices
 
 
-def standard_json_tools(p: ChatBuilder, section_start: str, section_end: str, tools: Any,
+def standard_json_tools(p: ChatTagBuilder, section_start: str, section_end: str, tools: Any,
                         parallel_tool_calls: bool, force_tool_calls: bool, name_key: str,
                         args_key: str, array_wrapped: bool, function_is_key: bool,
                         call_id_key: str, gen_call_id_key: str, parameters_order: list[str],
@@ -170,7 +170,7 @@ def standard_json_tools(p: ChatBuilder, section_start: str, section_end: str, to
     return section if force_tool_calls else p.optional(section)
 
 
-def standard_constructed_tools(p: ChatBuilder, markers: dict[str, str], tools: Any,
+def standard_constructed_tools(p: ChatTagBuilder, markers: dict[str, str], tools: Any,
                                parallel_tool_calls: bool, force_tool_calls: bool) -> P:  # fmt: skip
     """<tool_call><function=name><param=key>value</param></function></tool_call>, with
     the markers renamed by `markers`; eps() without tools."""
@@ -212,7 +212,7 @@ def standard_constructed_tools(p: ChatBuilder, markers: dict[str, str], tools: A
     return section if force_tool_calls else p.optional(section)
 
 
-def python_or_json_value(p: ChatBuilder) -> P:
+def python_or_json_value(p: ChatTagBuilder) -> P:
     """A Python value whose leaves also take JSON's true/false/null (LFM2)."""
 
     def build() -> P:
@@ -236,7 +236,7 @@ def python_or_json_value(p: ChatBuilder) -> P:
     return p.rule("python-or-json-value", build)
 
 
-def python_style_tool_calls(p: ChatBuilder, tools: Any, parallel_tool_calls: bool,
+def python_style_tool_calls(p: ChatTagBuilder, tools: Any, parallel_tool_calls: bool,
                             allow_json_literals: bool) -> P:  # fmt: skip
     """[name(arg="value", n=1), ...]; eps() without tools."""
     if not isinstance(tools, list) or not tools:

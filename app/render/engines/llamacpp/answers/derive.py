@@ -17,7 +17,8 @@ from app.problems import TemplateProblem, problem_from_exception
 from app.render.core import RenderRequest
 from app.render.engines.llamacpp import handlers as engine_handlers
 from app.render.engines.llamacpp.answers import handlers
-from app.render.engines.llamacpp.answers.analyzer import NONE, Analysis, analyze
+from app.render.engines.llamacpp.answers.analysis import NONE, Analysis
+from app.render.engines.llamacpp.answers.analyzer import analyze
 from app.render.engines.llamacpp.answers.generator import generate_params
 from app.render.engines.llamacpp.answers.types import ChatParams, ChatTemplate, ParseInputs
 from app.render.engines.llamacpp.context import template_variables
@@ -29,7 +30,7 @@ from app.render.engines.llamacpp.messages import (
     refuse_continued_tool_calls,
     to_json,
 )
-from app.render.engines.llamacpp.render import patched_source, template_capabilities
+from app.render.engines.llamacpp.templates_init import patched_source, template_capabilities
 from app.render.environment import template_hash
 from app.render.limits import RenderLimits
 

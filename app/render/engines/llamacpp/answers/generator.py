@@ -12,17 +12,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.render.engines.llamacpp.answers.analyzer import NONE, Analysis
+from app.render.engines.llamacpp.answers.analysis import (
+    JSON_NATIVE,
+    NONE,
+    TAG_WITH_JSON,
+    TAG_WITH_TAGGED,
+    Analysis,
+    ToolAnalysis,
+)
 from app.render.engines.llamacpp.answers.chat_peg import ChatBuilder, build_chat_peg_parser
 from app.render.engines.llamacpp.answers.diffing import trim
 from app.render.engines.llamacpp.answers.generator_tools import tag_json, tag_tagged
 from app.render.engines.llamacpp.answers.peg_builder import P
-from app.render.engines.llamacpp.answers.tool_analysis import (
-    JSON_NATIVE,
-    TAG_WITH_JSON,
-    TAG_WITH_TAGGED,
-    ToolAnalysis,
-)
 from app.render.engines.llamacpp.answers.types import PEG_NATIVE, ChatParams, ParseInputs
 
 

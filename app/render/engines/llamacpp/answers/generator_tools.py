@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from app.render.engines.llamacpp.answers.analysis import ToolAnalysis
 from app.render.engines.llamacpp.answers.chat_peg import ChatBuilder
 from app.render.engines.llamacpp.answers.peg_builder import P
 from app.render.engines.llamacpp.answers.schema import foreach_parameter, tool_parameters
-from app.render.engines.llamacpp.answers.tool_analysis import ToolAnalysis
 from app.render.engines.llamacpp.answers.types import ParseInputs
 
 

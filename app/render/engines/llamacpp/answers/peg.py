@@ -18,10 +18,6 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:  # the parser kinds build on the types below
-    from app.render.engines.llamacpp.answers.peg_parsers import Parser
 
 #: Result types, as `common_peg_parse_result_type` numbers them.
 FAIL, SUCCESS, NEED_MORE_INPUT = 0, 1, 2
@@ -187,3 +183,38 @@ class Arena:
     def dump(self, parser_id: int) -> str:
         """The parser as llama.cpp's `dump` writes it, e.g. "Sequence(Literal(a), Space)"."""
         return self.parsers[parser_id].dump(self, set())
+
+
+#: Maps a child id to the id it stands for (`Arena.resolve_refs`).
+Resolve = Callable[[int], int]
+
+
+class Parser:
+    """A parser kind; `ref_name` is set only on references to named rules."""
+
+    ref_name: str | None = None
+    #: The ids of the parsers it runs (resolved from references by `Arena.resolve_refs`).
+    children: list[int]
+
+    def __init__(self, *children: int) -> None:
+        self.children = list(children)
+
+    def parse(self, arena: Arena, ctx: Context, pos: int) -> Result:
+        raise NotImplementedError
+
+    def resolve(self, resolve: Resolve) -> None:
+        self.children = [resolve(child) for child in self.children]
+
+    def dump(self, arena: Arena, seen: set[int]) -> str:
+        if not self.children:
+            return type(self).__name__
+        inner = ", ".join(dump_child(arena, child, seen) for child in self.children)
+        return f"{type(self).__name__}({inner})"
+
+
+def dump_child(arena: Arena, parser_id: int, seen: set[int]) -> str:
+    """How `dump` writes child `parser_id`: "[cycle]" the second time it meets one."""
+    if parser_id in seen:
+        return "[cycle]"
+    seen.add(parser_id)
+    return arena.parsers[parser_id].dump(arena, seen)

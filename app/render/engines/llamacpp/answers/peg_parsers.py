@@ -9,51 +9,19 @@ choices and repetitions pass that up with the nodes made so far.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from app.render.engines.llamacpp.answers.peg import (
     FAIL,
     NEED_MORE_INPUT,
     SUCCESS,
     Arena,
     Context,
+    Parser,
     Result,
+    dump_child,
 )
 
 #: What C's isspace() accepts in the "C" locale (llama.cpp's `space` and trims use it).
 SPACE = " \t\n\v\f\r"
-
-Resolve = Callable[[int], int]
-
-
-class Parser:
-    """A parser kind; `ref_name` is set only on references to named rules."""
-
-    ref_name: str | None = None
-    #: The ids of the parsers it runs (resolved from references by `Arena.resolve_refs`).
-    children: list[int]
-
-    def __init__(self, *children: int) -> None:
-        self.children = list(children)
-
-    def parse(self, arena: Arena, ctx: Context, pos: int) -> Result:
-        raise NotImplementedError
-
-    def resolve(self, resolve: Resolve) -> None:
-        self.children = [resolve(child) for child in self.children]
-
-    def dump(self, arena: Arena, seen: set[int]) -> str:
-        if not self.children:
-            return type(self).__name__
-        inner = ", ".join(_dump(arena, child, seen) for child in self.children)
-        return f"{type(self).__name__}({inner})"
-
-
-def _dump(arena: Arena, parser_id: int, seen: set[int]) -> str:
-    if parser_id in seen:
-        return "[cycle]"
-    seen.add(parser_id)
-    return arena.parsers[parser_id].dump(arena, seen)
 
 
 class Epsilon(Parser):
@@ -123,7 +91,7 @@ class Repetition(Parser):
 
     def dump(self, arena: Arena, seen: set[int]) -> str:
         top = "unbounded" if self.max_count == -1 else str(self.max_count)
-        return f"Repetition({_dump(arena, self.children[0], seen)}, {self.min_count}, {top})"
+        return f"Repetition({dump_child(arena, self.children[0], seen)}, {self.min_count}, {top})"
 
 
 class And(Parser):
@@ -158,7 +126,7 @@ class Delegate(Parser):
         return arena.parse_at(self.children[0], ctx, pos)
 
     def dump(self, arena: Arena, seen: set[int]) -> str:
-        return f"{self.kind}({_dump(arena, self.children[0], seen)})"
+        return f"{self.kind}({dump_child(arena, self.children[0], seen)})"
 
 
 class Atomic(Parser):
@@ -190,7 +158,7 @@ class Node(Parser):
         return Result(result.type, result.start, result.end, [node])
 
     def dump(self, arena: Arena, seen: set[int]) -> str:
-        inner = _dump(arena, self.children[0], seen)
+        inner = dump_child(arena, self.children[0], seen)
         return f"Tag({self.tag}, {inner})" if self.tag else f"Rule({self.name}, {inner})"
 
 

@@ -15,9 +15,10 @@ from app.render.engines.llamacpp.answers.peg import (
     SUCCESS,
     Arena,
     Context,
+    Parser,
     Result,
 )
-from app.render.engines.llamacpp.answers.peg_parsers import SPACE, Parser
+from app.render.engines.llamacpp.answers.peg_parsers import SPACE
 
 #: A run of SPACE characters (one class, one quantifier: nothing to backtrack).
 _SPACES = re.compile(f"[{re.escape(SPACE)}]*")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 
-from app.render.engines.llamacpp.answers.chat_peg_mapper import ChatToolCall
+from app.render.engines.llamacpp.answers.chat_msg import ChatToolCall
 from app.render.engines.llamacpp.answers.types import ChatParams
 
 #: How many characters of the completion a note quotes.

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.render.engines.llamacpp.answers.schema import Document, Node, Property, SchemaError
+from app.render.engines.llamacpp.answers.schema_nodes import Document, Node, Property, SchemaError
 
 #: The string formats the builder knows (any other leaves a schema without a type untyped).
 FORMATS = frozenset(

@@ -10,10 +10,16 @@ pairs of calls to find the function-name, argument and call-id markers.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from typing import Any
 
 from app.render.engines.llamacpp.answers import probes
+from app.render.engines.llamacpp.answers.analysis import (
+    JSON_NATIVE,
+    NONE,
+    TAG_WITH_JSON,
+    TAG_WITH_TAGGED,
+    ToolAnalysis,
+)
 from app.render.engines.llamacpp.answers.diffing import (
     diff_split,
     space,
@@ -28,70 +34,6 @@ from app.render.engines.llamacpp.answers.tool_markers import (
     extract_call_id,
 )
 from app.render.engines.llamacpp.answers.tool_sections import non_json
-
-NONE, JSON_NATIVE, TAG_WITH_JSON, TAG_WITH_TAGGED = (
-    "NONE",
-    "JSON_NATIVE",
-    "TAG_WITH_JSON",
-    "TAG_WITH_TAGGED",
-)
-
-
-@dataclass
-class ToolAnalysis:
-    """analyze_tools: tool_format_analysis, tool_function_analysis, arguments, call id."""
-
-    mode: str = NONE
-    section_start: str = ""
-    section_end: str = ""
-    per_call_start: str = ""
-    per_call_end: str = ""
-    fun_name_is_key: bool = False
-    tools_array_wrapped: bool = False
-    openai_wrapper_trigger: bool = False
-    function_field: str = "function"
-    name_field: str = "name"
-    args_field: str = "arguments"
-    id_field: str = ""
-    gen_id_field: str = ""
-    parameter_order: list[str] = field(default_factory=list)
-    name_prefix: str = ""
-    name_suffix: str = ""
-    args_separator: str = ""
-    close: str = ""
-    args_start: str = ""
-    args_end: str = ""
-    arg_name_prefix: str = ""
-    arg_name_suffix: str = ""
-    arg_value_prefix: str = ""
-    arg_value_suffix: str = ""
-    arg_separator: str = ""
-    tolerate_intertag_whitespace: bool = False
-    call_id_pos: str = "NONE"
-    call_id_prefix: str = ""
-    call_id_suffix: str = ""
-
-    def markers(self) -> list[str]:
-        """The markers in collect_preserved_tokens' order."""
-        return [
-            self.section_start,
-            self.section_end,
-            self.per_call_start,
-            self.per_call_end,
-            self.name_prefix,
-            self.name_suffix,
-            self.args_separator,
-            self.close,
-            self.args_start,
-            self.args_end,
-            self.arg_name_prefix,
-            self.arg_name_suffix,
-            self.arg_separator,
-            self.arg_value_prefix,
-            self.arg_value_suffix,
-            self.call_id_prefix,
-            self.call_id_suffix,
-        ]
 
 
 def analyze_tools(

@@ -7,9 +7,14 @@ value up to the call or section end gives the call's closer.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from app.render.engines.llamacpp.answers import probes
+from app.render.engines.llamacpp.answers.analysis import (
+    TAG_WITH_JSON,
+    TAG_WITH_TAGGED,
+    ToolAnalysis,
+)
 from app.render.engines.llamacpp.answers.diffing import (
     marker,
     no_marker_run,
@@ -18,11 +23,6 @@ from app.render.engines.llamacpp.answers.diffing import (
     trim_leading,
 )
 from app.render.engines.llamacpp.answers.probes import Prober
-
-if TYPE_CHECKING:  # tool_analysis imports this module
-    from app.render.engines.llamacpp.answers.tool_analysis import ToolAnalysis
-
-TAG_WITH_JSON, TAG_WITH_TAGGED = "TAG_WITH_JSON", "TAG_WITH_TAGGED"
 
 
 def function_markers(prober: Prober, tools: ToolAnalysis) -> None:

@@ -7,14 +7,10 @@ The rest of common/chat-diff-analyzer.cpp's `analyze_tools` for the tagged forma
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from app.render.engines.llamacpp.answers import probes
+from app.render.engines.llamacpp.answers.analysis import ToolAnalysis
 from app.render.engines.llamacpp.answers.diffing import first_marker, marker, space
 from app.render.engines.llamacpp.answers.probes import Prober
-
-if TYPE_CHECKING:  # tool_analysis imports this module
-    from app.render.engines.llamacpp.answers.tool_analysis import ToolAnalysis
 
 
 def _last_marker_start(text: str) -> int | None:

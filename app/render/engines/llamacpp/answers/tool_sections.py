@@ -7,13 +7,9 @@ call) and the closing markers at the end of the rendered call.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from app.render.engines.llamacpp.answers import probes
+from app.render.engines.llamacpp.answers.analysis import ToolAnalysis
 from app.render.engines.llamacpp.answers.diffing import marker, space
-
-if TYPE_CHECKING:  # tool_analysis imports this module
-    from app.render.engines.llamacpp.answers.tool_analysis import ToolAnalysis
 
 
 def _function_marker(clean: str, needle: str) -> tuple[str, str] | None:

@@ -8,12 +8,8 @@ out: delimiters do not take part in parsing.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from app.render.engines.llamacpp.answers.analysis import Analysis
 from app.render.engines.llamacpp.answers.diffing import trim
-
-if TYPE_CHECKING:
-    from app.render.engines.llamacpp.answers.analyzer import Analysis
 
 _GRANITE = (
     "Write your thoughts between <think></think> and write your response between "

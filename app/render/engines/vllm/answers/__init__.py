@@ -19,11 +19,11 @@ from functools import cache
 from types import ModuleType
 from typing import Any
 
-from app.problems import TemplateProblem
 from app.render.answer import AnswerRequest, ParsedAnswer, ParserOption, ToolCall
-from app.render.core import RenderRequest, render_with
+from app.render.core import RenderRequest
 from app.render.engines.vllm.answers.suggest import suggest
-from app.render.limits import RenderLimits
+from app.render.engines.vllm.render import render
+from app.render.limits import RenderLimits, check_template_size
 
 #: The modules by vLLM's registered name (`-` spelled `_` in module names); a module that
 #: is not there is simply left out of the menus.
@@ -99,11 +99,10 @@ def _call(function: Any, *args: Any, **optional: Any) -> Any:
 
 def _prompt(answer: AnswerRequest, limits: RenderLimits) -> str | None:
     """The prompt vLLM renders for the request (None when it does not render)."""
-    from app.render.engines.vllm.engine import VllmEngine  # it imports this package
-
     try:
-        return render_with(VllmEngine(), answer.render, limits).prompt
-    except TemplateProblem:
+        check_template_size(answer.render.template, limits)
+        return render(answer.render, limits).prompt
+    except Exception:  # any failure, as `render_with` names it: vLLM renders no prompt
         return None
 
 

@@ -1,0 +1,43 @@
+"""The render request: everything a render depends on, read by every engine.
+
+Below `app.render.core` (the engine interface) and `app.render.answer` (a completion to
+read continues a render request), which both build on it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+#: The values `RenderRequest.content_format` takes, as vLLM's server flag does.
+CONTENT_FORMATS = ("auto", "string", "openai")
+#: The values `RenderRequest.tool_arguments` takes (see `app.render.client`).
+TOOL_ARGUMENT_FORMS = ("as_written", "json_text", "objects")
+
+
+@dataclass(frozen=True)
+class RenderRequest:
+    """Everything a render depends on; the same fields as the `/api/render` body."""
+
+    template: str
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]] | None = None
+    documents: list[dict[str, Any]] | None = None
+    add_generation_prompt: bool = False
+    continue_final_message: bool | str = False
+    special_tokens: dict[str, str] = field(default_factory=dict)
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    now: datetime | None = None
+    #: The id of a registered engine (`app.render.engines`); None: the reference engine.
+    engine: str | None = None
+    #: Whether the vocabulary adds BOS/EOS itself (llama.cpp strips them from the text).
+    add_bos_token: bool = False
+    add_eos_token: bool = False
+    #: How vLLM-style engines shape message content (`--chat-template-content-format`):
+    #: "auto" detects it from the template, "string" or "openai" force it.
+    content_format: str = "auto"
+    #: How the caller sends tool-call arguments (`app.render.client`): "as_written" (the
+    #: messages exactly as given), "json_text" (as OpenAI clients send them) or "objects"
+    #: (as library callers pass them). The same for every engine.
+    tool_arguments: str = "as_written"
