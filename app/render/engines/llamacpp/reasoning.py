@@ -29,6 +29,7 @@ from typing import Any
 from app.render.bounded import generate_bounded
 from app.render.engines.llamacpp.jinja import compile_llamacpp
 from app.render.engines.llamacpp.messages import ChatMessage
+from app.render.engines.llamacpp.reasoning_workarounds import tags_after_workarounds
 
 #: The probe texts of chat-diff-analyzer.cpp.
 USER_MSG = "U_USER_MSG Hello END_U"
@@ -197,30 +198,10 @@ def analyze_reasoning(render: Any, supports_tool_calls: bool, source: str) -> Re
 
 
 def _workarounds(source: str, start: str, end: str) -> ReasoningTags:
-    """The analyzer's `workarounds` that set the reasoning tags, in the C++ list's order.
-
-    They run after the whole analysis and recognise a template by strings in its source.
-    The tags keep their whitespace: the continuation writes the start tag as it is.
-    """
-    old_qwen = (
-        "content.split('</think>')" in source
-        and "reasoning_content" not in source
-        and "<SPECIAL_12>" not in source
-    )
-    if old_qwen and not start and not end:
-        start, end = "<think>", "</think>"  # strips reasoning, still thinks in <think>
-    if (
-        "Write your thoughts between <think></think> and write your response between "
-        "<response></response>" in source
-    ):
-        start, end = "<think>", "</think>"  # Granite 3.3 names its tags in the system prompt
-    if all(
-        t in source for t in ("<SPECIAL_10>", "<SPECIAL_11>", "<SPECIAL_12>", "<TOOL_RESPONSE>")
-    ):
-        start, end = "<think>\n", "</think>"  # Nemotron Nano v2: the opener keeps its newline
-    if "laguna_glm_thinking" in source:
-        start, end = _trim(start), _trim(end)  # Laguna's rendered tags carry extra newlines
-    return ReasoningTags(start, end)
+    """The analyzer's workarounds that set the reasoning tags (no tags found: its mode is
+    NONE). The tags keep their whitespace: the continuation writes the start tag as it is."""
+    found_none = not start and not end
+    return ReasoningTags(*tags_after_workarounds(source, start, end, found_none=found_none))
 
 
 #: The two tools of the analyzer's tool probe (only their presence matters here).

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 from app.render.engines.llamacpp.answers.analysis import Analysis
 from app.render.engines.llamacpp.answers.diffing import trim
-
-_GRANITE = (
-    "Write your thoughts between <think></think> and write your response between "
-    "<response></response>"
+from app.render.engines.llamacpp.reasoning_workarounds import (
+    is_granite,
+    is_nemotron_v2,
+    is_old_qwen,
+    tags_after_workarounds,
 )
+
 _FUNCTIONARY = (
     'set has_code_interpreter = tools | selectattr("type", "equalto", '
     '"code_interpreter") | list | length > 0'
@@ -28,19 +30,17 @@ _R1_DISTILL = (
 def apply_workarounds(source: str, analysis: Analysis) -> None:
     """Every workaround whose template string is in `source`, in the C++ list's order."""
     tools = analysis.tools
-    if (
-        "content.split('</think>')" in source
-        and "reasoning_content" not in source
-        and "<SPECIAL_12>" not in source
-        and analysis.reasoning_mode == "NONE"
-    ):
+    found_none = analysis.reasoning_mode == "NONE"
+    # The tags, set by four of the workarounds below (none of the others reads them).
+    analysis.reasoning_start, analysis.reasoning_end = tags_after_workarounds(
+        source, analysis.reasoning_start, analysis.reasoning_end, found_none=found_none
+    )
+    if is_old_qwen(source) and found_none:
         # Old Qwen/DeepSeek templates that cut reasoning from the history.
         analysis.reasoning_mode = "TAG_BASED"
-        analysis.reasoning_start, analysis.reasoning_end = "<think>", "</think>"
         analysis.preserved_tokens += ["<think>", "</think>"]
-    if _GRANITE in source:
+    if is_granite(source):
         analysis.reasoning_mode = "TAG_BASED"
-        analysis.reasoning_start, analysis.reasoning_end = "<think>", "</think>"
         analysis.content_mode = "WRAPPED_WITH_REASONING"
         analysis.content_start, analysis.content_end = "<response>", "</response>"
         analysis.preserved_tokens += ["<think>", "</think>", "<response>", "</response>"]
@@ -62,17 +62,13 @@ def apply_workarounds(source: str, analysis: Analysis) -> None:
         tools.per_call_start = "<｜tool▁call▁begin｜>function"
         tools.name_prefix = "<｜tool▁sep｜>"
         tools.per_call_end, tools.close = "<｜tool▁call▁end｜>", "```"
-    if all(
-        t in source for t in ("<SPECIAL_10>", "<SPECIAL_11>", "<SPECIAL_12>", "<TOOL_RESPONSE>")
-    ):
-        # Nemotron Nano v2.
+    if is_nemotron_v2(source):
         tools.mode = "JSON_NATIVE"
         tools.section_start = tools.section_end = ""
         tools.per_call_start, tools.per_call_end = "<TOOLCALL>", "</TOOLCALL>"
         tools.tools_array_wrapped = True
         analysis.content_mode, analysis.content_start, analysis.content_end = "PLAIN", "", ""
         analysis.reasoning_mode = "TAG_BASED"
-        analysis.reasoning_start, analysis.reasoning_end = "<think>\n", "</think>"
         analysis.preserved_tokens = ["<SPECIAL_11>", "</think>", "<TOOLCALL>", "</TOOLCALL>"]
     if (
         'Respond in the format {"name": function name' in source
@@ -80,8 +76,6 @@ def apply_workarounds(source: str, analysis: Analysis) -> None:
     ):
         tools.openai_wrapper_trigger = True
     if "laguna_glm_thinking" in source:
-        analysis.reasoning_start = trim(analysis.reasoning_start)
-        analysis.reasoning_end = trim(analysis.reasoning_end)
         tools.arg_value_prefix = trim(tools.arg_value_prefix)
         tools.arg_value_suffix = trim(tools.arg_value_suffix)
         tools.arg_separator = trim(tools.arg_separator)
