@@ -22,18 +22,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.render.engines.llamacpp.whitespace import trim
+
 #: A built-in format: (messages, add_generation_prompt) -> prompt.
 Format = Callable[[list[dict[str, Any]], bool], str]
 
 #: A user's template, rendered by the caller: (messages, add_generation_prompt) -> prompt,
 #: or None when the render fails.
 Render = Callable[[list[dict[str, Any]], bool], str | None]
-
-_C_SPACE = " \t\n\v\f\r"
-
-
-def _trim(text: str) -> str:
-    return text.strip(_C_SPACE)
 
 
 def _content(message: dict[str, Any]) -> str:
@@ -70,7 +66,7 @@ class _Turns:
                 continue
             content = _content(message)
             if "*" in self.trim or role in self.trim:
-                content = _trim(content)
+                content = trim(content)
             prefix, suffix = (part.replace("{role}", role) for part in parts)
             out.append(prefix + content + suffix)
         if add_generation_prompt:
@@ -96,7 +92,7 @@ def _mistral(leading: str, trailing: str, trim_assistant: bool) -> Format:
             elif role == "user":
                 out.append(f"{content}{leading}[/INST]")
             else:
-                out.append(trailing + (_trim(content) if trim_assistant else content) + "</s>")
+                out.append(trailing + (trim(content) if trim_assistant else content) + "</s>")
                 inside = False
         return "".join(out)  # these formats never add a generation prompt
 
@@ -110,7 +106,7 @@ def _llama2(system_tags: bool, bos_in_history: bool, strip: bool) -> Format:
         out, inside = ["[INST] "], True
         for message in messages:
             content = _content(message)
-            content = _trim(content) if strip else content
+            content = trim(content) if strip else content
             if not inside:
                 inside = True
                 out.append("<s>[INST] " if bos_in_history else "[INST] ")
@@ -133,14 +129,14 @@ def _gemma(messages: list[dict[str, Any]], add_generation_prompt: bool) -> str:
     for message in messages:
         role = str(message.get("role", ""))
         if role == "system":
-            system += _trim(_content(message))
+            system += trim(_content(message))
             continue
         role = "model" if role == "assistant" else role
         out.append(f"<start_of_turn>{role}\n")
         if system and role != "model":
             out.append(system + "\n\n")
             system = ""
-        out.append(_trim(_content(message)) + "<end_of_turn>\n")
+        out.append(trim(_content(message)) + "<end_of_turn>\n")
     if add_generation_prompt:
         out.append("<start_of_turn>model\n")
     return "".join(out)

@@ -8,13 +8,13 @@ with the tags) both need them, so they live here, below both, once.
 
 from __future__ import annotations
 
+from app.render.engines.llamacpp.whitespace import trim
+
 _GRANITE = (
     "Write your thoughts between <think></think> and write your response between "
     "<response></response>"
 )
 _NEMOTRON_V2 = ("<SPECIAL_10>", "<SPECIAL_11>", "<SPECIAL_12>", "<TOOL_RESPONSE>")
-#: What C's isspace() strips, as llama.cpp's trim_whitespace does.
-_C_SPACE = " \t\n\r\v\f"
 
 
 def is_old_qwen(source: str) -> bool:
@@ -36,11 +36,6 @@ def is_nemotron_v2(source: str) -> bool:
     return all(marker in source for marker in _NEMOTRON_V2)
 
 
-def c_trim(text: str) -> str:
-    """`text` without leading and trailing C whitespace (trim_whitespace)."""
-    return text.strip(_C_SPACE)
-
-
 def tags_after_workarounds(source: str, start: str, end: str, found_none: bool) -> tuple[str, str]:
     """The reasoning tags after the four workarounds, in the C++ list's order.
 
@@ -54,5 +49,5 @@ def tags_after_workarounds(source: str, start: str, end: str, found_none: bool) 
     if is_nemotron_v2(source):
         start, end = "<think>\n", "</think>"  # the opener keeps its newline
     if "laguna_glm_thinking" in source:
-        start, end = c_trim(start), c_trim(end)  # Laguna's rendered tags carry newlines
+        start, end = trim(start), trim(end)  # Laguna's rendered tags carry newlines
     return start, end

@@ -13,13 +13,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-#: std::isspace in the C locale: what llama.cpp trims and what `space()` skips.
-WHITESPACE = " \t\n\v\f\r"
-
-
-def trim(text: str) -> str:
-    """trim_whitespace."""
-    return text.strip(WHITESPACE)
+# The answer modules read both from here, with the other text tools.
+from app.render.engines.llamacpp.whitespace import C_SPACE as WHITESPACE
+from app.render.engines.llamacpp.whitespace import trim as trim
 
 
 def trim_leading(text: str) -> str:
