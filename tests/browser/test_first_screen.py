@@ -69,8 +69,14 @@ def test_the_response_views_parser_menus_are_one_line_until_changed(page: Page) 
 
 def test_the_command_views_commands_come_before_its_notes(page: Page) -> None:
     show(page, "command", "pre.command")
-    top = "e => e.getBoundingClientRect().top"
-    first_command = page.locator("pre.command").first.evaluate(top)
     notes = page.locator("#command-notes")
-    assert notes.evaluate(top) > first_command
     expect(notes).to_contain_text("MODEL.gguf")
+    # Both measured in one call, and again until an answer still on its way is swapped
+    # in: two calls could measure the command in one output and the notes in the next.
+    page.wait_for_function(
+        """() => {
+            const notes = document.getElementById("command-notes").getBoundingClientRect();
+            const first = document.querySelector("pre.command").getBoundingClientRect();
+            return notes.height > 0 && first.height > 0 && notes.top > first.bottom;
+        }"""
+    )

@@ -8,6 +8,7 @@ import json
 import pytest
 from playwright.sync_api import Page, expect
 
+from tests.browser.conftest import load_vocab
 from tests.browser.library import load_library
 from tests.browser.test_engines_view import ONE_CALL, use_messages
 from tests.browser.test_source_panel import QWEN3_NOTE, library_text
@@ -107,7 +108,7 @@ def test_a_legend_says_what_each_colour_of_the_prompt_means(page: Page) -> None:
 
 
 def test_the_tokens_view_explains_its_colours(page: Page, small_vocab) -> None:
-    page.set_input_files("#gguf-file", str(small_vocab))
+    load_vocab(page, small_vocab)  # patient: a busy CI machine builds it in more than 10 s
     page.click("#tab-tokens")
     legend = page.locator("#tokens-legend")
     expect(legend).to_contain_text("special")
