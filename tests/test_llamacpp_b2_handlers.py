@@ -1,7 +1,7 @@
 """llama.cpp's specialized handlers gigachat_v3, cohere2moe, deepseek_v3_2, kimi_k3,
 minimax_m3, muse_glimmer and minicpm5, run on cases of llama.cpp's tests/test-chat.cpp.
 
-Each case (tests/support/llamacpp/b2_handler_cases.json) names a template of llama.cpp's
+Each case (oracles/llamacpp/test_chat_handler_cases.json) names a template of llama.cpp's
 collection, the request options, the model's output and the message upstream expects;
 the handler derives the parser and generation prompt from the template, and
 common_chat_peg_parse (`peg_parse`) reads the output with them.
@@ -25,7 +25,7 @@ from tests.support.timing import cpu_seconds
 
 require_shared()
 
-FIXTURE = json.loads((REPO / "tests/support/llamacpp/b2_handler_cases.json").read_text())
+FIXTURE = json.loads((REPO / "oracles/llamacpp/test_chat_handler_cases.json").read_text())
 CASES = FIXTURE["cases"]
 USER = {"role": "user", "content": "Hey there!"}
 

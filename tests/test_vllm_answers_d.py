@@ -1,10 +1,10 @@
 """vLLM's DeepSeek (V3 to V4), Kimi K2 and K3, GLM, MiniMax M2, Gemma 4, Qwen3 and Granite
 parsers against vLLM itself.
 
-`tests/support/vllm/answers/<kind>_<name>.json` holds what vLLM 0.33.0's own parser
+`oracles/vllm/answers/<kind>_<name>.json` holds what vLLM 0.33.0's own parser
 classes returned for each case (vLLM's test inputs, the Completion menu's answers for the
 shared templates, malformed variants and mixed markup); our module must return the same,
-field for field. `tests/support/vllm/parser_cases/` holds vLLM's test inputs with the
+field for field. `oracles/vllm/parser_cases/` holds vLLM's test inputs with the
 values its tests expect: our module must meet an expectation exactly where vLLM 0.33.0
 does. Hostile 100 kB inputs must come back in time linear in their length.
 """
@@ -20,12 +20,12 @@ from typing import Any
 
 import pytest
 
+from oracles.vllm.expectations import meets
 from tests.support import REPO
 from tests.support.timing import cpu_seconds
-from tests.support.vllm.expectations import meets
 
-ANSWERS = REPO / "tests" / "support" / "vllm" / "answers"
-CASES = REPO / "tests" / "support" / "vllm" / "parser_cases"
+ANSWERS = REPO / "oracles" / "vllm" / "answers"
+CASES = REPO / "oracles" / "vllm" / "parser_cases"
 PACKAGE = "app.render.engines.vllm.answers"
 
 #: The parsers these tests cover, as `<kind>_<name>` (module and file names).

@@ -1,7 +1,7 @@
 """vLLM's gpt-oss parsers (`openai`, `openai_gptoss`: its `HarmonyParser`) against vLLM.
 
-`tests/support/vllm/answers/harmony.json` holds what vLLM 0.33.0's `HarmonyParser.parse`
-returned (run by `bench/record_harmony.py`) with both flags, the reasoning parser alone
+`oracles/vllm/answers/harmony.json` holds what vLLM 0.33.0's `HarmonyParser.parse`
+returned (run by `oracles/harmony/record.py`) with both flags, the reasoning parser alone
 and the tool parser alone; `parser_cases/harmony.json` the values vLLM's own tests expect
 (its Harmony parser's, and its OpenAI tool parser's, which runs the tool parser alone).
 Our reading must return the same, and hostile inputs read in linear time.
@@ -18,8 +18,8 @@ from app.render.engines.vllm.answers._harmony_reading import read
 from tests.support import REPO
 from tests.support.timing import cpu_seconds
 
-RECORDED = json.loads((REPO / "tests/support/vllm/answers/harmony.json").read_text())["cases"]
-EXPECTED = json.loads((REPO / "tests/support/vllm/parser_cases/harmony.json").read_text())["cases"]
+RECORDED = json.loads((REPO / "oracles/vllm/answers/harmony.json").read_text())["cases"]
+EXPECTED = json.loads((REPO / "oracles/vllm/parser_cases/harmony.json").read_text())["cases"]
 PAIRS = {
     "openai+openai_gptoss": (True, True),
     "openai_gptoss": (True, False),

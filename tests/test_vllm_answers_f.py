@@ -18,7 +18,7 @@ from tests.support import REPO
 from tests.support.shared_data import TEMPLATES_DIR, needs_shared
 from tests.test_vllm_answers_d import _read, assert_linear, assert_noted, hostile_params
 
-ANSWERS = REPO / "tests" / "support" / "vllm" / "answers"
+ANSWERS = REPO / "oracles" / "vllm" / "answers"
 
 
 def _menu_call(stem: str, template: str) -> dict[str, Any]:
