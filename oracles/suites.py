@@ -88,8 +88,8 @@ def vllm() -> Suite:
         "vLLM 0.33.0",
         (
             "tests/test_vllm_answers.py::test_vllm_own_test_cases",
-            "tests/test_vllm_answers_d.py::test_vllm_test_expectations",
-            "tests/test_vllm_answers_e.py::test_vllm_own_expectations",
+            "tests/test_vllm_answers_model_parsers.py::test_vllm_test_expectations",
+            "tests/test_vllm_answers_harmony.py::test_vllm_own_expectations",
         ),
     )
     for path in sorted((ORACLES / "vllm" / "parser_cases").glob("*.json")):

@@ -26,6 +26,9 @@ CONSTRUCTS = FIXTURES / "constructs.json"
 ANSWERS = FIXTURES / "answers.json"
 #: llama.cpp's own tests/test-chat.cpp parse cases, as data.
 TEST_CHAT = FIXTURES / "test_chat_parse_cases.json"
+#: tests/test-chat.cpp's cases for the handlers gigachat_v3, cohere2moe, deepseek_v3_2,
+#: kimi_k3, minimax_m3, muse_glimmer and minicpm5, as data.
+TEST_CHAT_HANDLERS = FIXTURES / "test_chat_handler_cases.json"
 
 #: (template file, case) pairs of the llama-server recordings that still render
 #: differently in the engine, each with its cause; the conformance test checks they differ.

@@ -19,13 +19,13 @@ from app.render.engines.llamacpp.answers import handlers
 from app.render.engines.llamacpp.answers.chat_peg_mapper import ChatParseError, peg_parse
 from app.render.engines.llamacpp.answers.peg import DepthError
 from app.render.engines.llamacpp.answers.types import ChatTemplate, ParseInputs
-from tests.support import REPO
+from oracles.llamacpp import TEST_CHAT_HANDLERS, load
 from tests.support.shared_data import TEMPLATES_DIR, require_shared
 from tests.support.timing import cpu_seconds
 
 require_shared()
 
-FIXTURE = json.loads((REPO / "oracles/llamacpp/test_chat_handler_cases.json").read_text())
+FIXTURE = load(TEST_CHAT_HANDLERS)
 CASES = FIXTURE["cases"]
 USER = {"role": "user", "content": "Hey there!"}
 

@@ -2,9 +2,9 @@
 parsers vLLM pairs with them): what is theirs alone.
 
 Their recordings and vLLM's own test cases are checked with the others in
-`tests/test_vllm_answers_d.py`; here, the call each model's own template writes is read
-as vLLM 0.33.0 read it, hostile 100 kB answers are read in linear time, and the notes
-say what vLLM did silently.
+`tests/test_vllm_answers_model_parsers.py`; here, the call each model's own template
+writes is read as vLLM 0.33.0 read it, hostile 100 kB answers are read in linear time,
+and the notes say what vLLM did silently.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import pytest
 
 from tests.support import REPO
 from tests.support.shared_data import TEMPLATES_DIR, needs_shared
-from tests.test_vllm_answers_d import _read, assert_linear, assert_noted, hostile_params
+from tests.test_vllm_answers_model_parsers import _read, assert_linear, assert_noted, hostile_params
 
 ANSWERS = REPO / "oracles" / "vllm" / "answers"
 
