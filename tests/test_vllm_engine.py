@@ -185,7 +185,7 @@ def test_tool_results_with_a_non_text_part(engine, expected):
 
 
 def test_developer_becomes_system_and_systems_merge_unless_the_template_names_developer():
-    # What vLLM 0.33.0 renders for each (run in bench/record_vllm's environment).
+    # What vLLM 0.33.0 renders for each (run in oracles.vllm.record's environment).
     messages = [
         {"role": "user", "content": "u"},
         {"role": "system", "content": "s1"},
@@ -213,7 +213,7 @@ def test_explicit_fields_win_over_kwargs_and_unknown_kwargs_are_refused():
 
 
 def test_tools_are_dumped_as_vllms_tool_model_writes_them():
-    # What vLLM 0.33.0 renders for these tools (run in bench/record_vllm's environment):
+    # What vLLM 0.33.0 renders for these tools (run in oracles.vllm.record's environment):
     # other keys dropped, the parameters' keys in the order sent, defer_loading passed on.
     template = "{{ tools | tojson }}"
     parameters = {"type": "object", "properties": {"b": {"type": "string"}, "a": {}}}
