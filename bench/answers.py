@@ -31,7 +31,7 @@ TEMPLATE = "Qwen-Qwen3-0.6B.jinja"
 MODEL_NAMES = ("qwen3",)
 #: transformers' own response template for Qwen3 (from its parse_response tests), so
 #: that the transformers engine has something to parse with.
-RESPONSE_TEMPLATES = REPO / "tests" / "support" / "transformers" / "parse_response_cases.json"
+RESPONSE_TEMPLATES = REPO / "oracles" / "transformers" / "parse_response_cases.json"
 GOAL_MS = 50.0
 
 

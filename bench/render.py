@@ -45,8 +45,8 @@ from app.render import engines
 from app.render.core import RenderRequest
 from app.render.engines import render_exactly
 from bench._server import Server, visitor_address
+from oracles.transformers.reference import pinned_transformers_clock, reference_tokenizer
 from tests.support.corpus import case_body, case_request, load_conversations
-from tests.support.reference import pinned_transformers_clock, reference_tokenizer
 from tests.support.shared_data import TEMPLATES_DIR, template_files
 
 GOAL_RATIO = 1.5
@@ -88,7 +88,8 @@ class Pair:
 
 
 def _their_call(case: dict[str, Any], source: str) -> tuple[Any, dict[str, Any]]:
-    """The call `tests.support.reference.reference_render` makes, minus its defensive deepcopy."""
+    """The call `oracles.transformers.reference.reference_render` makes, minus its
+    defensive deepcopy."""
     tokenizer = reference_tokenizer(case.get("special_tokens") or {})
     kwargs = dict(
         tools=case.get("tools"),

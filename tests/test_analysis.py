@@ -188,7 +188,7 @@ def test_analyze_api(client):
 
 
 #: Templates and what vLLM 0.33.0's `_detect_content_format` answers for each (asked in
-#: bench/record_vllm's environment).
+#: oracles.vllm.record's environment).
 CONTENT_FORMATS = [
     ("{% for m in messages %}{{ m.content }}{% endfor %}", "string"),
     ("{% for m in messages %}{% for part in m.content %}{{ part.text }}{% endfor %}{% endfor %}",

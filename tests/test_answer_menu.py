@@ -8,8 +8,8 @@ import pytest
 from app.answers.menu import END_MARKERS, KINDS, completion_of, end_of_turn, final_message
 from app.errors import MESSAGE_CHARS
 from app.render import engines
+from oracles.transformers.reference import reference_render
 from tests.support.answers import QUESTION, load_completions, menu_corpus, menu_request
-from tests.support.reference import reference_render
 from tests.support.shared_data import HAVE_SHARED, MISSING, template_files
 
 needs_shared = pytest.mark.skipif(not HAVE_SHARED, reason=MISSING)

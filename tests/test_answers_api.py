@@ -198,7 +198,7 @@ def test_the_llama_cpp_commands_carry_a_chosen_reasoning_format(client):
 def test_transformers_reads_with_the_response_template_of_uploaded_files(client):
     import io
 
-    cases = (REPO / "tests/support/transformers/parse_response_cases.json").read_text("utf-8")
+    cases = (REPO / "oracles/transformers/parse_response_cases.json").read_text("utf-8")
     response_template = json.loads(cases)["templates"]["qwen3"]
     config = {"chat_template": QWEN_LIKE, "response_template": response_template}
     upload = {"f0": (io.BytesIO(json.dumps(config).encode()), "tokenizer_config.json")}

@@ -6,12 +6,8 @@ from typing import Any
 
 import pytest
 
-from app.render.engines.llamacpp.capabilities import (
-    CAPABILITIES,
-    KNOWN_CAPS_DIFFERENCES,
-    detect_capabilities,
-)
-from tests.support.llamacpp_recorded import RENDERS, load
+from app.render.engines.llamacpp.capabilities import CAPABILITIES, detect_capabilities
+from oracles.llamacpp import KNOWN_CAPS_DIFFERENCES, RENDERS, load
 from tests.support.shared_data import TEMPLATES_DIR, require_shared
 
 require_shared()

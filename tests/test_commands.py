@@ -27,7 +27,7 @@ from app.render.core import ModelFiles, RenderRequest
 from app.render.engines import model_refusals, render_exactly
 from app.render.engines.llamacpp.builtins import BUILTINS, equivalent_builtin
 from app.render.limits import RenderLimits
-from tests.support.reference import reference_tokenizer
+from oracles.transformers.reference import reference_tokenizer
 
 REPO = Path(__file__).resolve().parents[1]
 PRINTER = (

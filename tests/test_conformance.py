@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
+from oracles.transformers.reference import Outcome, reference_render, reference_tokenizer
 from tests.support.corpus import DEFAULT_SPECIAL_TOKENS, load_conversations, our_outcome
-from tests.support.reference import Outcome, reference_render, reference_tokenizer
 from tests.support.shared_data import require_shared, template_files
 
 require_shared()

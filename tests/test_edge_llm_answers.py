@@ -1,6 +1,6 @@
 """The edge-llm engine reads a completion as TensorRT Edge-LLM's OpenAI server does: Edge-LLM's
-own parser tests (`tests/support/edge_llm/parser_cases.json`), what its parser returned
-on every recorded text (`answers.json`, `bench/record_edge_llm_answers.py`), how `auto`
+own parser tests (`oracles/edge_llm/parser_cases.json`), what its parser returned
+on every recorded text (`answers.json`, `oracles/edge_llm/record.py`), how `auto`
 picks, and the message its server builds from the reading (serving_chat.py)."""
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from app.render.engines import ENGINES
 from app.render.engines.edge_llm.answers.reasoning import auto_reasoning, auto_tool
 from app.render.engines.edge_llm.server import check_tools
 from app.render.limits import DEFAULT_LIMITS
-from tests.support.edge_llm.answers import engine_reading, ours, own_cases, recorded
-from tests.support.edge_llm.expectations import meets
+from oracles.edge_llm.answers import engine_reading, ours, own_cases, recorded
+from oracles.edge_llm.expectations import meets
 from tests.support.shared_data import TEMPLATES_DIR, needs_shared
 
 OWN = own_cases()

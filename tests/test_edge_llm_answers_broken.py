@@ -13,7 +13,7 @@ from app.render.answer import ParsedAnswer
 from app.render.engines.edge_llm.answers.calls import ServerFailure, tools_of
 from app.render.engines.edge_llm.answers.parse import parse
 from app.render.engines.edge_llm.answers.reasoning import THINK
-from tests.support.edge_llm.answers import engine_reading
+from oracles.edge_llm.answers import engine_reading
 from tests.support.timing import cpu_seconds
 
 W = '{"name": "get_weather", "arguments": {"city": "Paris"}}'

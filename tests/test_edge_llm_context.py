@@ -21,8 +21,8 @@ from app.render.engines.edge_llm.context import edge_context
 from app.render.engines.edge_llm.inja.render import RenderError, load, render
 from app.render.engines.edge_llm.messages import expects_content_blocks, supports_developer_role
 from app.render.limits import DEFAULT_LIMITS
+from oracles.edge_llm import RECORDED, recorded, system_only_context
 from tests.support.corpus import PINNED_NOW, case_request, load_conversations
-from tests.support.edge_llm import RECORDED, recorded, system_only_context
 from tests.support.shared_data import needs_shared, template_files
 from tests.support.timing import cpu_seconds
 

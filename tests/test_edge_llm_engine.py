@@ -1,6 +1,6 @@
 """The edge-llm engine end to end against TensorRT Edge-LLM's own renderer: for every
 shared template its load verdict, and for every recorded conversation its prompt or its
-error, from the request as a client sends it (`tests/support/edge_llm/recorded.json`).
+error, from the request as a client sends it (`oracles/edge_llm/recorded.json`).
 
 The recording called Edge-LLM's C++ chat template code directly; the engine puts Edge-LLM's
 OpenAI server in front of it (docs/engines/edge-llm.md), which refuses some of those
@@ -18,8 +18,8 @@ from app.problems import LOAD_ERROR, TemplateProblem
 from app.render.core import render_with
 from app.render.engines.edge_llm import EdgeLlmEngine
 from app.render.engines.edge_llm.context import edge_context
+from oracles.edge_llm import recorded
 from tests.support.corpus import case_request, load_conversations
-from tests.support.edge_llm import recorded
 from tests.support.shared_data import TEMPLATES_DIR, require_shared
 
 require_shared()

@@ -8,8 +8,8 @@ import re
 
 import pytest
 
+from oracles.edge_llm import RECORDED, recorded
 from tests.support import REPO
-from tests.support.edge_llm import RECORDED, recorded
 
 pytestmark = pytest.mark.skipif(not RECORDED.exists(), reason="no Edge-LLM recording")
 

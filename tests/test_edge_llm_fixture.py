@@ -15,8 +15,8 @@ import re
 
 import pytest
 
+from oracles.edge_llm import RECORDED, recorded
 from tests.support import REPO
-from tests.support.edge_llm import RECORDED, recorded
 from tests.support.shared_data import needs_shared, template_files
 
 pytestmark = pytest.mark.skipif(not RECORDED.exists(), reason="no Edge-LLM recording")

@@ -1,6 +1,6 @@
 """The Edge-LLM Inja interpreter against Edge-LLM's own renderer on the shared templates.
 
-`tests/support/edge_llm/recorded.json` (a recording of Edge-LLM's own code: docs/engines/
+`oracles/edge_llm/recorded.json` (a recording of Edge-LLM's own code: docs/engines/
 edge-llm.md) holds, per template,
 Edge-LLM's load verdict and, per corpus conversation, the JSON context chatTemplate.cpp
 handed to Inja with the prompt or the error that came back. Here the same template is
@@ -17,7 +17,7 @@ import pytest
 
 from app.render.engines.edge_llm.inja.render import LoadError, RenderError, load, render
 from app.render.limits import RenderLimits
-from tests.support.edge_llm import RECORDED, recorded
+from oracles.edge_llm import RECORDED, recorded
 from tests.support.shared_data import HAVE_SHARED, template_files
 
 pytestmark = pytest.mark.skipif(

@@ -14,7 +14,7 @@ import pytest
 
 from app.render.engines.edge_llm.inja import nodes as n
 from app.render.engines.edge_llm.inja.parser import LoadError, parse
-from tests.support.edge_llm import RECORDED, recorded
+from oracles.edge_llm import RECORDED, recorded
 from tests.support.shared_data import needs_shared, template_files
 from tests.support.timing import cpu_seconds
 
@@ -307,7 +307,7 @@ def test_nine_of_the_sixty_eight_do_not_load() -> None:
 @needs_shared
 def test_load_verdicts_agree_with_the_recorded_oracle() -> None:
     if not RECORDED.is_file():
-        pytest.skip("no recorded Edge-LLM fixture (tests/support/edge_llm/recorded.json)")
+        pytest.skip("no recorded Edge-LLM fixture (oracles/edge_llm/recorded.json)")
     by_stem = {p.stem: p for p in template_files()}
     checked = 0
     for stem, entry in recorded()["templates"].items():

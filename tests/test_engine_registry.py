@@ -16,9 +16,9 @@ from app.render import engines
 from app.render.core import Engine, Rendered, RenderRequest
 from app.render.limits import RenderLimits
 from app.render.request import parse_render_request
+from oracles.llamacpp import recorded_build
+from oracles.transformersjs import locked_npm_version
 from tests.support import REPO
-from tests.support.hf_jinja import locked_npm_version
-from tests.support.llamacpp_recorded import recorded_build
 
 
 class EchoEngine(Engine):

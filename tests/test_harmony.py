@@ -1,7 +1,7 @@
 """Harmony (gpt-oss) read from text against the real openai-harmony package.
 
-`tests/support/harmony/cases.json` holds openai-harmony's own parsing tests as data;
-`recorded.json` what the package itself (0.0.8, run by `bench/record_harmony.py`)
+`oracles/harmony/cases.json` holds openai-harmony's own parsing tests as data;
+`recorded.json` what the package itself (0.0.8, run by `oracles/harmony/record.py`)
 returns for those inputs, the Completion menu's gpt-oss answers and broken variants,
 strict and lenient. `app.render.harmony` must return the same messages, and fail where
 the package fails, with its message. Hostile inputs must read in linear time.
@@ -15,12 +15,11 @@ import json
 import pytest
 
 from app.render.harmony import HarmonyError, parse_messages, pieces
-from tests.support import REPO
+from oracles import harmony
 from tests.support.timing import cpu_seconds
 
-HERE = REPO / "tests" / "support" / "harmony"
-CASES = json.loads((HERE / "cases.json").read_text())["cases"]
-RECORDED = json.loads((HERE / "recorded.json").read_text())["cases"]
+CASES = json.loads(harmony.CASES.read_text())["cases"]
+RECORDED = json.loads(harmony.RECORDED.read_text())["cases"]
 MODES = ("strict", "lenient")
 
 
@@ -59,7 +58,7 @@ def test_same_as_openai_harmony(case: dict, mode: str) -> None:
 
 def test_every_upstream_test_is_a_case_or_skipped_with_a_reason() -> None:
     """openai-harmony's tests/test_harmony.py, test by test: a case here, or a reason."""
-    document = json.loads((HERE / "cases.json").read_text())
+    document = json.loads(harmony.CASES.read_text())
     extracted = {case["test"].split("[")[0] for case in CASES}
     skipped = document["skipped"]
     assert extracted | set(skipped) == set(document["upstream_tests"])

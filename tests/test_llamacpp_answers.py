@@ -4,7 +4,7 @@ Checked against what llama.cpp itself says, as data:
 
 - `autoparser_cases.json`: the diff helpers' cases of tests/test-chat-auto-parser.cpp;
 - `autoparser_analysis.json`: the markers that test asserts the analysis finds;
-- `answers.json` (the real library's answers, bench/record_llamacpp_answers.py): every
+- `answers.json` (the real library's answers, oracles/llamacpp/record.py): every
   shared template, menu completion (and broken variants) and server option, our message
   or error equals the recorded one exactly;
 - `test_chat_parse_cases.json`: tests/test-chat.cpp's parse cases with the library's
@@ -36,7 +36,7 @@ from tests.support import REPO
 from tests.support.shared_data import TEMPLATES_DIR, needs_shared
 from tests.support.timing import cpu_seconds
 
-DATA = REPO / "tests" / "support" / "llamacpp"
+DATA = REPO / "oracles" / "llamacpp"
 
 
 def _load(name: str) -> dict[str, Any] | None:
@@ -186,7 +186,7 @@ def test_hostile_completion_returns_quickly(kind: str) -> None:
 
 
 # ---------------------------------------------------------------------------------------
-# The real library's answers (helper A's answers.json: bench/record_llamacpp_answers.py).
+# The real library's answers (helper A's answers.json: oracles/llamacpp/record.py).
 
 _ANSWERS = _load("answers.json") or {}
 _ANSWER_CASES = _ANSWERS.get("cases", [])

@@ -1,6 +1,6 @@
 """The llama.cpp engine against llama.cpp's own code: every recorded /apply-template render.
 
-The recording (`tests/support/llamacpp/renders.json`, see tests/support/llamacpp_recorded.py)
+The recording (`oracles/llamacpp/renders.json`, see oracles/llamacpp/__init__.py)
 holds what llama-server's /apply-template answers at the engine's build for each shared
 template and conversation, taken with llama.cpp's own library through the same steps.
 Every pair must render to the same string (or fail where the server fails), except the
@@ -21,8 +21,8 @@ import pytest
 
 from app.problems import TemplateProblem
 from app.render.core import Rendered, RenderRequest, render_with
-from app.render.engines.llamacpp.render import KNOWN_DIFFERENCES, LlamaCppEngine
-from tests.support.llamacpp_recorded import CONSTRUCTS, RENDERS, load
+from app.render.engines.llamacpp.render import LlamaCppEngine
+from oracles.llamacpp import CONSTRUCTS, KNOWN_DIFFERENCES, RENDERS, load
 from tests.support.shared_data import LLAMA_SERVER_RENDERS, TEMPLATES_DIR, require_shared
 
 require_shared()

@@ -5,7 +5,7 @@ functionary_v3_2, kimi_k2 and lfm2 (the comparison with the real library's recor
 answers is in `test_llamacpp_handlers_recorded.py`):
 
 - detection: the handler each of llama.cpp's shared templates gets is the one the real
-  library (b11434) used, as recorded in `tests/support/llamacpp/answers.json`;
+  library (b11434) used, as recorded in `oracles/llamacpp/answers.json`;
 - parsing: cases of our own, written from the grammars of common/chat.cpp, including
   continued (prefilled) messages and llama.cpp's quirks;
 - hostile completions: 100 kB of repeated markup or deep nesting returns (a message or
@@ -31,7 +31,7 @@ from tests.support.timing import cpu_seconds
 
 require_shared()
 
-ANSWERS = REPO / "tests/support/llamacpp/answers.json"
+ANSWERS = REPO / "oracles/llamacpp/answers.json"
 #: The handler names llama.cpp logs ("Using specialized template: ..."), as our modules.
 LOGGED = {
     "Ministral/Magistral Large 3": "ministral_3", "GPT-OSS": "gpt_oss",

@@ -5,9 +5,9 @@ lfm2, byte for byte: the chat format, the generation prompt and the parsed messa
 the error) of
 
 - the PEG cases of llama.cpp's tests/test-chat.cpp, as the real library (b11434) parsed
-  them (`tests/support/llamacpp/test_chat_parse_cases.json`);
+  them (`oracles/llamacpp/test_chat_parse_cases.json`);
 - the page's menu of completions for every template and option set, as the real library
-  read them for llama-server (`tests/support/llamacpp/answers.json`).
+  read them for llama-server (`oracles/llamacpp/answers.json`).
 
 Requests are shaped as the app shapes them (`derive.parse_inputs`).
 """
@@ -46,10 +46,10 @@ def _handler_of(template: str) -> str | None:
 # --- Upstream's cases, as the real library parses them --------------------------------
 
 #: test-chat.cpp's PEG cases with the real library's own parse of each (helper data
-#: recorded from llama.cpp b11434: tests/support/llamacpp/test_chat_parse_cases.json).
-RECORDED = json.loads(
-    (REPO / "tests/support/llamacpp/test_chat_parse_cases.json").read_text("utf-8")
-)["cases"]
+#: recorded from llama.cpp b11434: oracles/llamacpp/test_chat_parse_cases.json).
+RECORDED = json.loads((REPO / "oracles/llamacpp/test_chat_parse_cases.json").read_text("utf-8"))[
+    "cases"
+]
 #: common_chat_continuation and common_chat_tool_choice, by their C++ numbers.
 CONTINUATION: dict[int, bool | str] = {0: False, 1: True, 2: "reasoning_content", 3: "content"}
 TOOL_CHOICE = {0: "auto", 1: "required", 2: "none"}
@@ -114,7 +114,7 @@ def test_every_handler_has_recorded_cases() -> None:
 
 # --- The real library's answers to the page's completions ------------------------------
 
-ANSWERS = json.loads((REPO / "tests/support/llamacpp/answers.json").read_text("utf-8"))
+ANSWERS = json.loads((REPO / "oracles/llamacpp/answers.json").read_text("utf-8"))
 #: The handler names llama.cpp logs ("Using specialized template: ..."), ours only.
 LOGGED = {
     "Ministral/Magistral Large 3": "ministral_3", "GPT-OSS": "gpt_oss",

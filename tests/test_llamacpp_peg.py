@@ -30,7 +30,7 @@ from app.render.engines.llamacpp.answers.peg_builder import Builder
 from tests.support import REPO
 from tests.support.timing import cpu_seconds
 
-FIXTURE = json.loads((REPO / "tests/support/llamacpp/peg_cases.json").read_text())
+FIXTURE = json.loads((REPO / "oracles/llamacpp/peg_cases.json").read_text())
 #: llama.cpp's cases, but those of `parse_anywhere_and_extract` (its autoparser's probe
 #: of rendered prompts, which the port does not make).
 CASES = [case for case in FIXTURE["cases"] if case.get("mode") != "anywhere"]

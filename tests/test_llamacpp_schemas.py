@@ -2,7 +2,7 @@
 
 Before it builds a parser, llama.cpp turns each tool's parameters into a tree of typed
 nodes and refuses what it cannot read; the tree then decides whether an XML-style value
-is text or JSON. `tests/support/llamacpp/constructs.json` (`schemas`) records a call read
+is text or JSON. `oracles/llamacpp/constructs.json` (`schemas`) records a call read
 by the library's parsers with such parameters, for a shared template of four parser
 families (Qwen3-Coder's handler, MiniMax-M3's, the autoparser's JSON and tagged calls).
 """
@@ -17,7 +17,7 @@ from app.render.core import RenderRequest
 from app.render.engines.llamacpp.answers import read_completion
 from app.render.engines.llamacpp.answers.schema import SchemaError, document, tool_parameters
 from app.render.limits import DEFAULT_LIMITS
-from tests.support.llamacpp_recorded import CONSTRUCTS, load
+from oracles.llamacpp import CONSTRUCTS, load
 from tests.support.shared_data import TEMPLATES_DIR, require_shared
 
 require_shared()

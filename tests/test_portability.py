@@ -25,7 +25,7 @@ from app.render.engines import ENGINES
 from app.render.engines.edge_llm.engine import loaded
 from app.render.limits import RenderLimits
 from app.text import common_prefix_length
-from tests.support.edge_llm import recorded
+from oracles.edge_llm import recorded
 from tests.support.shared_data import TEMPLATES_DIR, needs_shared
 
 CHATML = (

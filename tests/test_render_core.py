@@ -15,8 +15,8 @@ import pytest
 from app.problems import TemplateProblem
 from app.render.core import RenderRequest
 from app.render.engines import render_exactly
+from oracles.transformers.reference import Outcome, reference_generation_spans, reference_render
 from tests.support.corpus import DEFAULT_SPECIAL_TOKENS, PINNED_NOW, case_request, our_outcome
-from tests.support.reference import Outcome, reference_generation_spans, reference_render
 
 CHATML = (
     "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"

@@ -1,6 +1,8 @@
 """Tests and benches share helpers through `tests.support` and never import each other;
-without the shared data folder the suite still collects, and says what it skips; only
-`timing` tests bound latencies."""
+the real programs' truth lives in `oracles/`, one package per runtime with its recorders,
+harness, cases and recordings, and `app/` imports none of it; without the shared data
+folder the suite still collects, and says what it skips; only `timing` tests bound
+latencies."""
 
 from __future__ import annotations
 
@@ -43,13 +45,62 @@ def test_tests_never_import_benches_nor_conftest() -> None:
     assert bad == []
 
 
-def test_benches_import_only_the_shared_test_helpers() -> None:
-    bad = [
+def _outside(folder: str, allowed: tuple[str, ...], forbidden: tuple[str, ...]) -> list:
+    """Imports under `folder` of a `forbidden` package, but for the `allowed` parts of it."""
+    return [
         (path, name)
-        for path, name in _imports(REPO / "bench")
-        if _under(name, "tests") and not _under(name, "tests.support") and name != "tests"
+        for path, name in _imports(REPO / folder)
+        if any(_under(name, package) for package in forbidden)
+        and not any(_under(name, package) for package in allowed)
+        and name not in forbidden
     ]
-    assert bad == []
+
+
+def test_benches_import_only_the_shared_test_helpers_and_the_oracles() -> None:
+    assert _outside("bench", ("tests.support",), ("tests",)) == []
+
+
+def test_oracles_import_only_the_shared_test_helpers() -> None:
+    assert _outside("oracles", ("tests.support",), ("tests", "bench")) == []
+
+
+def test_the_shared_test_helpers_import_no_oracle_and_no_bench() -> None:
+    assert _outside("tests/support", (), ("oracles", "bench")) == []
+
+
+def test_the_app_imports_no_test_data() -> None:
+    assert _outside("app", (), ("tests", "oracles", "bench")) == []
+
+
+def _runtime_packages() -> set[str]:
+    return {path.parent.name for path in (REPO / "oracles").glob("*/__init__.py")}
+
+
+def test_each_recorder_lives_in_its_runtimes_oracle() -> None:
+    """A recorder (`record*.py`), a recording (`recorded.json`) or a harness folder
+    belongs to the oracle package of its runtime, never to `bench/` or `tests/`."""
+    assert {"vllm", "llamacpp", "edge_llm", "harmony", "transformers", "tgi"} <= (
+        _runtime_packages()
+    )
+    found = [
+        path.relative_to(REPO)
+        for folder in ("bench", "tests", "oracles")
+        for pattern in ("record*.py", "recorded.json", "harness*")
+        for path in (REPO / folder).rglob(pattern)
+    ]
+    misplaced = [
+        str(path)
+        for path in found
+        if len(path.parts) < 3
+        or path.parts[0] != "oracles"
+        or path.parts[1] not in _runtime_packages()
+    ]
+    assert found and misplaced == []
+
+
+def test_no_runtime_keeps_data_under_tests_support() -> None:
+    folders = {path.name for path in (REPO / "tests" / "support").iterdir() if path.is_dir()}
+    assert folders & _runtime_packages() == set()
 
 
 def test_the_suite_collects_without_the_shared_folder(tmp_path: Path) -> None:

@@ -1,6 +1,6 @@
 """The TGI engine against TGI's own chat-template tests, and its router rules one by one.
 
-`support/tgi/tgi_tests.json` holds the inputs and expected outputs of the Rust tests of
+`oracles/tgi/tgi_tests.json` holds the inputs and expected outputs of the Rust tests of
 text-generation-inference v3.3.7 (router/src/infer/chat_template.rs and router/src/lib.rs),
 read out of their source as data:
 - `engine_cases`: a template rendered in TGI's MiniJinja environment with given inputs;
@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 from datetime import datetime
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -25,8 +24,8 @@ from app.render.engines.tgi import TgiEngine
 from app.render.engines.tgi import template as tgi_template
 from app.render.engines.tgi.router import DEFAULT_TOOL_PROMPT, shape_request
 from app.render.limits import DEFAULT_LIMITS, RenderLimits
+from oracles.tgi import TGI_TESTS
 
-TGI_TESTS = Path(__file__).parent / "support" / "tgi" / "tgi_tests.json"
 NOW = datetime(2026, 11, 29, 12, 0, 0)
 
 

@@ -1,6 +1,6 @@
 """transformers' parse_response reproduced (`app.render.engines.transformers`) against itself.
 
-Every case of `tests/support/transformers/parse_response_cases.json` (transformers' own
+Every case of `oracles/transformers/parse_response_cases.json` (transformers' own
 parse_response tests as data, and ours) goes through the real
 `transformers.utils.chat_parsing.parse_response` and through our reading, with the same
 template, text, prefix and tools: the messages must be equal, or both must raise the
@@ -29,10 +29,10 @@ from app.render.core import RenderRequest
 from app.render.engines.transformers import answers, content_parsers
 from app.render.engines.transformers.response_template import _tool_params, parse
 from app.render.limits import DEFAULT_LIMITS
-from tests.support import REPO
+from oracles.transformers import PARSE_RESPONSE_CASES
 from tests.support.timing import cpu_seconds
 
-DATA = json.loads((REPO / "tests/support/transformers/parse_response_cases.json").read_text())
+DATA = json.loads(PARSE_RESPONSE_CASES.read_text())
 TEMPLATES, CASES = DATA["templates"], DATA["cases"]
 BY_NAME = {case["name"]: case for case in CASES}
 

@@ -3,7 +3,7 @@
 Every real template × every corpus conversation, plus cases on what transformers.js
 leaves to the caller: the engine's prompt (or error type and message) must equal what the
 library gives when called as transformers.js's apply_chat_template calls it. The
-reference runs in one Node process (`tests/support/hf_jinja`), the engine in this one.
+reference runs in one Node process (`oracles/transformersjs`), the engine in this one.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ import pytest
 from app.problems import TemplateProblem
 from app.render.core import render_with
 from app.render.engines import get_engine
+from oracles.transformersjs import Outcome, render_directly
 from tests.support.corpus import PINNED_NOW, case_request, load_conversations
-from tests.support.hf_jinja import Outcome, render_directly
 from tests.support.shared_data import require_shared, template_files
 
 require_shared()

@@ -1,8 +1,8 @@
 """vLLM's hermes, llama3_json, pythonic, llama4_pythonic, Qwen3 XML, granite and mistral tool
 parsers, and the whole chat answer (`read_answer`), against vLLM itself.
 
-`tests/support/vllm/answers/tool_<name>.json` holds what vLLM 0.33.0's own parser classes
-returned (recorded by `bench/record_vllm_answers.py`); our module must return the same.
+`oracles/vllm/answers/tool_<name>.json` holds what vLLM 0.33.0's own parser classes
+returned (recorded by `oracles/vllm/record_answers.py`); our module must return the same.
 `serve_<tool>+<reasoning>.json` holds the message `vllm serve` with those two flags answers
 for the Completion menu's texts (with the menu's tools, with none, with thinking off):
 `read_answer` must give the same content, reasoning and tool calls. `parser_cases/` holds
@@ -29,14 +29,14 @@ from app.render.engines.vllm.answers import (
     tool_parsers,
 )
 from app.render.limits import DEFAULT_LIMITS
+from oracles.vllm.answer_cases import suggest_each
+from oracles.vllm.expectations import meets
 from tests.support import REPO
 from tests.support.shared_data import needs_shared, template_files
 from tests.support.timing import cpu_seconds
-from tests.support.vllm import suggest_each
-from tests.support.vllm.expectations import meets
 
-ANSWERS = REPO / "tests" / "support" / "vllm" / "answers"
-CASES = REPO / "tests" / "support" / "vllm" / "parser_cases"
+ANSWERS = REPO / "oracles" / "vllm" / "answers"
+CASES = REPO / "oracles" / "vllm" / "parser_cases"
 #: What `suggest` picks for each shared template (--tool-call-parser, --reasoning-parser).
 SUGGESTIONS = ANSWERS / "suggestions.json"
 

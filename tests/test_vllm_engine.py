@@ -1,6 +1,6 @@
 """The vllm engine: vLLM's own test cases, and each rule on a small template.
 
-The cases of vLLM's tests are data (`tests.support.vllm`); every one is either run here or
+The cases of vLLM's tests are data (`oracles.vllm.render_cases`); every one is either run here or
 listed as not reproducible with its reason, and docs/engines/vllm.md states the counts.
 """
 
@@ -21,15 +21,15 @@ from app.render.engines.vllm.contract import VLLM, Refused
 from app.render.engines.vllm.messages import parse_messages, parse_tool_arguments
 from app.render.engines.vllm.options import merged_options
 from app.state.playground import PlaygroundState
-from tests.support import REPO
-from tests.support.shared_data import TEMPLATES_DIR, needs_shared
-from tests.support.vllm import (
+from oracles.vllm.render_cases import (
     ABSENT,
     ARGUMENT_CASES,
     KWARGS_CASE,
     NOT_REPRODUCIBLE,
     PARSE_CASES,
 )
+from tests.support import REPO
+from tests.support.shared_data import TEMPLATES_DIR, needs_shared
 
 #: Writes each message as <role>content, content as Python writes it.
 ECHO = "{% for m in messages %}<{{ m.role }}>{{ m.content }}{% endfor %}"
@@ -185,7 +185,7 @@ def test_tool_results_with_a_non_text_part(engine, expected):
 
 
 def test_developer_becomes_system_and_systems_merge_unless_the_template_names_developer():
-    # What vLLM 0.33.0 renders for each (run in bench/record_vllm's environment).
+    # What vLLM 0.33.0 renders for each (run in oracles.vllm.record's environment).
     messages = [
         {"role": "user", "content": "u"},
         {"role": "system", "content": "s1"},
@@ -213,7 +213,7 @@ def test_explicit_fields_win_over_kwargs_and_unknown_kwargs_are_refused():
 
 
 def test_tools_are_dumped_as_vllms_tool_model_writes_them():
-    # What vLLM 0.33.0 renders for these tools (run in bench/record_vllm's environment):
+    # What vLLM 0.33.0 renders for these tools (run in oracles.vllm.record's environment):
     # other keys dropped, the parameters' keys in the order sent, defer_loading passed on.
     template = "{{ tools | tojson }}"
     parameters = {"type": "object", "properties": {"b": {"type": "string"}, "a": {}}}

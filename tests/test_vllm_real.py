@@ -1,9 +1,9 @@
 """The vllm engine against vLLM itself, over every shared template × conversation.
 
-`tests/support/vllm/recorded.json` holds what vLLM rendered for each pair, or the error it
-answered with, recorded by `bench/record_vllm.py` with vLLM's own request validation and
+`oracles/vllm/recorded.json` holds what vLLM rendered for each pair, or the error it
+answered with, recorded by `oracles/vllm/record.py` with vLLM's own request validation and
 renderer running here on the CPU. The conversations are the corpus's and vLLM's own
-(`tests/support/vllm/conversations.json`: several system messages, a system message after
+(`oracles/vllm/conversations.json`: several system messages, a system message after
 a user's, developer and system together, tools with a system message, reasoning under
 both keys, tool calls as the request model reorders or refuses them). The engine must
 answer every pair as vLLM did, but for the reasoned entries of `KNOWN_DIFFERENCES` (none
@@ -21,17 +21,15 @@ from typing import Any
 from app.problems import TemplateProblem
 from app.render.engines import render
 from app.render.engines.vllm import VllmEngine
+from oracles.vllm import CONVERSATIONS, KNOWN_DIFFERENCES, RECORDED
 from tests.support.corpus import CONVERSATIONS_FILE, case_request, load_conversations
 from tests.support.shared_data import require_shared, template_files
-from tests.support.vllm import CONVERSATIONS, RECORDED
 
 require_shared()
 
 RECORDING = json.loads(RECORDED.read_text(encoding="utf-8"))
 TEMPLATES = {path.stem: path.read_text(encoding="utf-8") for path in template_files()}
 CASES = {case["name"]: case for case in load_conversations() + load_conversations(CONVERSATIONS)}
-#: (template, conversation): why the engine cannot render that pair as vLLM did.
-KNOWN_DIFFERENCES: dict[tuple[str, str], str] = {}
 
 
 def _sha256(text: str) -> str:
@@ -39,7 +37,7 @@ def _sha256(text: str) -> str:
 
 
 def test_the_recording_is_of_this_vllm_these_templates_and_these_conversations():
-    # Stale recordings say so: re-record with `python -m bench.record_vllm`.
+    # Stale recordings say so: re-record with `python -m oracles.vllm.record`.
     assert RECORDING["versions"]["vllm"] == VllmEngine.version
     assert RECORDING["templates"] == {name: _sha256(text) for name, text in TEMPLATES.items()}
     assert RECORDING["corpus_sha256"] == _sha256(CONVERSATIONS_FILE.read_text(encoding="utf-8"))

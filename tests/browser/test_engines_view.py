@@ -10,9 +10,9 @@ import pytest
 from gguf import GGUFWriter
 from playwright.sync_api import Page, expect
 
+from oracles.llamacpp import recorded_build
 from tests.browser.library import load_library
 from tests.browser.test_source_panel import library_text
-from tests.support.llamacpp_recorded import recorded_build
 
 pytestmark = pytest.mark.browser
 

@@ -1,11 +1,12 @@
-"""Helpers that the tests and the benches share.
+"""Helpers that the tests, the benches and the oracles share.
 
 Tests and benches both import from here, and never from each other: the gunicorn
-launcher (`server`), the conversation corpus (`corpus`), the reference renders through
-transformers (`reference`), the read-only data folder beside the repository
-(`shared_data`), @huggingface/jinja run directly under Node (`hf_jinja`), hostile
+launcher (`server`), the conversation corpus (`corpus`), the Completion menu's corpus
+(`answers`), the read-only data folder beside the repository (`shared_data`), hostile
 inputs, the throwaway PostgreSQL server, GGUF field readers, a pebble pool that never
-answers (`pool_stubs`) and the CPU timings of the linear-time checks (`timing`).
+answers (`pool_stubs`) and the CPU timings of the linear-time checks (`timing`). What
+the real programs answered, and how to ask them again, is in `oracles/`, which imports
+from here; nothing here imports it.
 """
 
 from __future__ import annotations

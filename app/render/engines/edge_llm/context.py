@@ -8,7 +8,7 @@ this order: `messages, tools, add_generation_prompt, bos_token, eos_token, strft
 enable_thinking, reasoning_effort (only when set), parallel_tool_calls, tool_choice,
 continue_final_message`. Its loader takes only the BOS and EOS tokens; what Edge-LLM
 changed or left out is reported as a sentence. The context is checked key for key, order
-included, against the real code's recordings (`tests/support/edge_llm/recorded.json`).
+included, against the real code's recordings (`oracles/edge_llm/recorded.json`).
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ def edge_context(
     `checked=False` leaves the server's refusals out, and `parse_string_arguments` marks
     string tool-call arguments as JSON (the server never does): the runtime's request as
     an application that calls Edge-LLM's C++ API directly can make it, as the recording
-    did (`tests/support/edge_llm/recorded.json`)."""
+    did (`oracles/edge_llm/recorded.json`)."""
     if checked:
         check_request(request)
         mode, forced = check_tools(request)

@@ -11,7 +11,7 @@ the JSON context `ChatTemplate::apply` hands to Inja (`context.edge_context`: it
 shaping, its fixed keys), and renders with Inja's semantics (`inja.render`), so its errors
 are Edge-LLM's errors. The loader, the context and the render are checked against
 Edge-LLM's own code, recorded on the 68 shared templates
-(`tests/support/edge_llm/recorded.json`, made by running it once, outside the
+(`oracles/edge_llm/recorded.json`, made by running it once, outside the
 repository: see docs/engines/edge-llm.md); the server's part against its source.
 Its server's reading of the model's answer (tool calls, reasoning) is `answers`.
 """

@@ -48,10 +48,6 @@ _DEFAULTS = {
     "supports_typed_content": False,
 }
 
-#: Templates of llama.cpp's recordings whose detected capabilities still differ from
-#: llama-server's, with the cause; the conformance test checks they do differ.
-KNOWN_CAPS_DIFFERENCES: dict[str, str] = {}
-
 #: caps.cpp's markers: the string content, and reasoning deep in the history.
 STRING_MARKER = "STRING_MARKER"
 REASONING_MARKER = "<REASONING_CONTENT_PLACEHOLDER>"

@@ -23,7 +23,7 @@ differ systematically, and those are reproduced here on top of our sandbox:
   (`refusals`: the `escaped` and `filter` tests, `replace` with a count, `format`
   beyond "{}", `map` through a filter).
 
-`tests/support/llamacpp/constructs.json` records each of these as llama.cpp's own library
+`oracles/llamacpp/constructs.json` records each of these as llama.cpp's own library
 answers it at the engine's build; the tests render the same templates here.
 
 Everything else (filters, globals, sandbox rules) is our transformers environment.

@@ -59,10 +59,6 @@ from app.render.engines.llamacpp.reasoning import (
 from app.render.engines.llamacpp.templates_init import patched_source, template_capabilities
 from app.render.limits import RenderLimits, check_template_size
 
-#: (template file, case) pairs of the llama-server recordings that still render
-#: differently here, each with its cause; the conformance test checks they do differ.
-KNOWN_DIFFERENCES: dict[tuple[str, str], str] = {}
-
 
 class LlamaCppEngine(Engine):
     """llama-server's `/apply-template`: its rewrites, variables and Jinja engine."""

@@ -32,7 +32,7 @@ from app.render.engines.vllm.render import render as server_render
 from app.render.limits import RenderLimits
 
 #: The vLLM release the rules follow, checked against what it renders
-#: (tests/test_vllm_real.py, recorded by bench/record_vllm.py).
+#: (tests/test_vllm_real.py, recorded by oracles/vllm/record.py).
 VLLM_VERSION = "0.33.0"
 
 
