@@ -20,6 +20,7 @@ from typing import Any
 from app.render.core import RenderRequest
 from app.render.engines import DEFAULT_ENGINE, ENGINES, counterpart
 from app.render.request import RequestError, parse_render_request
+from app.request_body import json_type, optional_string
 
 # The engine a state renders with unless it names another (`DEFAULT_ENGINE`) is left out
 # of the JSON form, so that a body spelling it out gets the same share id as one that
@@ -44,23 +45,6 @@ _RENDER_FIELDS = (
 )
 
 
-def _kind(value: Any) -> str:
-    """A JSON type name for error messages."""
-    if value is None:
-        return "null"
-    names = {dict: "an object", list: "a list", str: "a string", bool: "a boolean"}
-    return names.get(type(value), "a number")
-
-
-def _optional_string(body: dict, name: str, path: str | None = None) -> str | None:
-    """A string or null (absent) field; `path` is how an error names it."""
-    value = body.get(name)
-    if value is not None and type(value) is not str:
-        where = path or name
-        raise RequestError(where, f"'{where}' must be a string or null, not {_kind(value)}.")
-    return value
-
-
 def _compare_engines(body: dict) -> bool | str:
     """The engine the Diff view compares against: an engine id, true for the other
     engine (as older pages and shares say), or false."""
@@ -81,7 +65,7 @@ def _parsers(body: dict) -> dict[str, dict[str, str]]:
     if value is None:
         return {}
     if type(value) is not dict:
-        raise RequestError("parsers", f"'parsers' must be an object, not {_kind(value)}.")
+        raise RequestError("parsers", f"'parsers' must be an object, not {json_type(value)}.")
     for engine, options in value.items():
         where = f"parsers.{engine[:40]}"
         if engine not in ENGINES:
@@ -110,21 +94,22 @@ class SourceRef:
         if value is None:
             return None
         if type(value) is not dict:
-            raise RequestError("source", f"'source' must be an object or null, not {_kind(value)}.")
+            message = f"'source' must be an object or null, not {json_type(value)}."
+            raise RequestError("source", message)
         source_id = value.get("id")
         if type(source_id) is not str:
-            message = f"'source.id' must be a string, not {_kind(source_id)}."
+            message = f"'source.id' must be a string, not {json_type(source_id)}."
             raise RequestError("source.id", message)
         kind = value.get("kind")
         if type(kind) is not str or kind not in SOURCE_KINDS:
-            shown = repr(kind) if type(kind) is str else _kind(kind)
+            shown = repr(kind) if type(kind) is str else json_type(kind)
             message = f"'source.kind' must be 'gguf' or 'hf', not {shown}."
             raise RequestError("source.kind", message)
         return cls(
             id=source_id,
             kind=kind,
-            file_name=_optional_string(value, "file_name", "source.file_name"),
-            template_name=_optional_string(value, "template_name", "source.template_name"),
+            file_name=optional_string(value, "file_name", "source.file_name"),
+            template_name=optional_string(value, "template_name", "source.template_name"),
             origin=_origin(value.get("origin")),
         )
 
@@ -152,9 +137,9 @@ def _origin(value: Any) -> dict[str, str | None] | None:
     if value is None:
         return None
     if type(value) is not dict:
-        message = f"'source.origin' must be an object or null, not {_kind(value)}."
+        message = f"'source.origin' must be an object or null, not {json_type(value)}."
         raise RequestError("source.origin", message)
-    return {name: _optional_string(value, name, f"source.origin.{name}") for name in ORIGIN_FIELDS}
+    return {name: optional_string(value, name, f"source.origin.{name}") for name in ORIGIN_FIELDS}
 
 
 @dataclass(frozen=True)
@@ -207,12 +192,12 @@ class PlaygroundState:
             template=render.template,
             now=None if body.get("now") is None or render.now is None else render.now.isoformat(),
             engine=render.engine,
-            compare_template=_optional_string(body, "compare_template"),
+            compare_template=optional_string(body, "compare_template"),
             compare_engines=_compare_engines(body),
             source=SourceRef.from_json(body.get("source")),
-            library=_optional_string(body, "library"),
-            view=_optional_string(body, "view"),
-            completion=_optional_string(body, "completion"),
+            library=optional_string(body, "library"),
+            view=optional_string(body, "view"),
+            completion=optional_string(body, "completion"),
             parsers=_parsers(body),
         )
 

@@ -29,6 +29,7 @@ from app.display.token_data import columns
 from app.display.tokens_view import tokens_with
 from app.display.views import Comparison, Rendering
 from app.errors import RequestError
+from app.request_body import json_object
 from app.sources.source import Source
 from app.state import PlaygroundState
 from app.state.playground import SourceRef
@@ -50,13 +51,6 @@ def pipeline() -> Pipeline:
         analysis_chars=int(config["OUTPUT_CHARS"]),
         completion_kb=int(config["COMPLETION_KB"]),
     )
-
-
-def _object(body: Any, field: str | None = None) -> dict:
-    if type(body) is not dict:
-        where = f"'{field}'" if field else "The request body"
-        raise RequestError(field, f"{where} must be a JSON object.")
-    return body
 
 
 def _loaded_source(source_id: Any) -> Source | None:
@@ -114,13 +108,13 @@ def _prompt_or_raise(rendering: Rendering) -> Rendering:
 @blueprint.post("/api/analyze")
 def analyze_template() -> dict:
     """Capabilities, content format, diagnostics, prefix stability and portability."""
-    state, source = _state_with_source(_object(json_body()))
+    state, source = _state_with_source(json_object(json_body()))
     return analysis_of(state, pipeline(), source).to_json()
 
 
 def _side(body: dict, name: str, source: Source | None, steps: Pipeline) -> Rendering:
     """One side of a diff: its render body's prompt, or the template's error."""
-    state = with_source_flags(PlaygroundState.from_json(_object(body.get(name), name)), source)
+    state = with_source_flags(PlaygroundState.from_json(json_object(body.get(name), name)), source)
     return render_main(state, steps, source)
 
 
@@ -136,7 +130,7 @@ def _side_json(side: Rendering, comparison: Comparison) -> dict[str, Any]:
 def diff_prompts() -> dict:
     """Both prompts, character-level opcodes, and token-level ones with a tokenizer: the
     Diff view's comparison (`compare_sides`) of any two render bodies."""
-    body = _object(json_body())
+    body = json_object(json_body())
     source, steps = _loaded_source(body.get("source")), pipeline()
     left, right = _side(body, "left", source, steps), _side(body, "right", source, steps)
     by_tokens = source is not None and source.can_tokenize
@@ -159,7 +153,7 @@ def diff_prompts() -> dict:
 @blueprint.post("/api/command")
 def command_lines() -> dict:
     """Command lines that run a model with this template, for each engine and form."""
-    body = _object(json_body())
+    body = json_object(json_body())
     model = body.get("model")
     if model is not None and type(model) is not str:
         raise RequestError("model", "'model' must be a file name.")

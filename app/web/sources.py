@@ -10,6 +10,7 @@ from app.budget import OverLimit
 from app.config import max_upload_bytes
 from app.display.token_data import compact_tokens
 from app.errors import NotFound, RequestError
+from app.request_body import json_object
 from app.sources.gguf import IncompleteHeader
 from app.sources.hf import is_utf8
 from app.sources.store import SourceRefused, SourceStore
@@ -82,9 +83,7 @@ def tokenize_text() -> tuple[dict, int]:
     At most `PLAYGROUND_TOKENS_PER_ANSWER` tokens per answer: `offset` and `limit` page
     through the rest, and `count` is always the whole text's.
     """
-    body = json_body()
-    if type(body) is not dict:
-        raise RequestError(None, "The request body must be a JSON object.")
+    body = json_object(json_body())
     source_id, text = body.get("source"), body.get("text")
     if type(source_id) is not str:
         raise RequestError("source", "'source' must be the id of a loaded source.")
