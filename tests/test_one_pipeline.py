@@ -20,9 +20,7 @@ from app.render.engines import ENGINES as ENGINE_REGISTRY
 from app.state import PlaygroundState
 from app.state.form import form_values
 from tests.support.corpus import PINNED_NOW, case_body, load_conversations
-from tests.support.page_data import synthetic_vocab
 from tests.support.shared_data import require_shared, template_files
-from tests.support.sources import built
 
 require_shared()
 
@@ -143,22 +141,6 @@ def test_the_command_lines_are_the_same_from_the_twin_and_command(client):
 
 #: A template that writes BOS itself, for a vocabulary that adds it too.
 WRITES_BOS = "{{ bos_token }}{% for m in messages %}{{ m.role }}: {{ m.content }}\n{% endfor %}"
-
-
-@pytest.fixture(scope="module")
-def adds_bos(app, tmp_path_factory) -> dict[str, Any]:
-    """A loaded GGUF whose header says its tokenizer adds BOS by itself."""
-    path = synthetic_vocab(tmp_path_factory.mktemp("bos") / "adds-bos.gguf", 600, add_bos=True)
-    client = app.test_client()
-    answer = client.post(
-        "/api/sources/gguf?name=adds-bos.gguf",
-        data=path.read_bytes(),
-        content_type="application/octet-stream",
-    )
-    assert answer.status_code == 200, answer.get_data()[:300]
-    source = built(client, answer.json)
-    assert source["add_bos_token"] is True and source["tokenizer"]["supported"] is True
-    return source
 
 
 def test_a_vocabulary_that_adds_bos_reaches_every_endpoint(client, adds_bos):

@@ -5,7 +5,7 @@ sandboxed render -> prompt -> tokens -> views), kept free of Flask.
 page's fragment and its JSON twin both write out. The API's older endpoints are steps of
 the same pipeline: `/api/render` is `render_main`, `/api/diff` two of those and
 `compare_sides` (`app.display.comparison`), `/api/analyze` `analysis_of`, `/api/command`
-`commands_of`; each starts from `with_source`, as `build_outputs` does.
+`commands_of`; each starts from `Pipeline.bind`, as `build_outputs` does.
 What is computed follows the open view (`state.view`): the prompt always; its tokens for
 the Tokens and Diff views; the analysis and the command lines only while theirs is open.
 """
@@ -13,6 +13,7 @@ the Tokens and Diff views; the analysis and the command lines only while theirs 
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
@@ -74,26 +75,44 @@ class Pipeline:
         except SourceRefused:
             return None
 
+    def bind(self, state: PlaygroundState) -> tuple[PlaygroundState, Source | None]:
+        """The state's source (its tokenizer built), and the state as that source says:
+        every output of a state starts here, once.
 
-def with_source_flags(state: PlaygroundState, source: Source | None) -> PlaygroundState:
-    """The state with what its vocabulary says: llama.cpp strips the BOS/EOS text that a
-    vocabulary adds by itself."""
+        A bare id must name a loaded source (400 otherwise) and takes its kind and file
+        from it; a source object that is gone since (a share's, expired) is left out.
+        The vocabulary's flags come along: llama.cpp strips the BOS/EOS text that a
+        vocabulary adds by itself.
+        """
+        if state.source is not None and state.source.bare:
+            source = loaded_source(state.source.id, self.store.get_built)
+            state = replace(state, source=SourceRef(source.id, source.kind, source.file_name))
+        else:
+            source = self.source_of(state)
+        if source is None:
+            return state, None
+        return replace(
+            state,
+            add_bos_token=state.add_bos_token or bool(source.add_bos_token),
+            add_eos_token=state.add_eos_token or bool(source.add_eos_token),
+        ), source
+
+    def named(self, state: PlaygroundState) -> PlaygroundState:
+        """The state with a bare source id replaced by what the loaded source is (kind,
+        file), as a share stores it; 400 when no source has that id."""
+        if state.source is None or not state.source.bare:
+            return state
+        source = loaded_source(state.source.id, self.store.get)
+        return replace(state, source=SourceRef(source.id, source.kind, source.file_name))
+
+
+def loaded_source(source_id: str, get: Callable[[str], Source | None]) -> Source:
+    """The loaded source `source_id` names (`get`: with or without its tokenizer built);
+    a `RequestError` for none."""
+    source = get(source_id)
     if source is None:
-        return state
-    return replace(
-        state,
-        add_bos_token=state.add_bos_token or bool(source.add_bos_token),
-        add_eos_token=state.add_eos_token or bool(source.add_eos_token),
-    )
-
-
-def with_source(
-    state: PlaygroundState, pipeline: Pipeline
-) -> tuple[PlaygroundState, Source | None]:
-    """The state's source (its tokenizer built), and the state with what that source's
-    vocabulary says: every output of a state starts here."""
-    source = pipeline.source_of(state)
-    return with_source_flags(state, source), source
+        raise RequestError("source", f"No loaded source has the id {source_id[:100]!r}.")
+    return source
 
 
 def render_main(
@@ -244,7 +263,7 @@ def gguf_file(state: PlaygroundState) -> str | None:
 def build_outputs(state: PlaygroundState, pipeline: Pipeline) -> Outputs:
     """Render the state and derive every view it shows from the prompt."""
     # Tokens and vocabulary checks need the tokenizer: the render waits for its build.
-    state, source = with_source(state, pipeline)
+    state, source = pipeline.bind(state)
     main = render_main(state, pipeline, source)
     tokens_of = tokens_with(pipeline.store, source, pipeline.limits.tokens)
     request = state.render_request()

@@ -78,10 +78,14 @@ def _parsers(body: dict) -> dict[str, dict[str, str]]:
 
 @dataclass(frozen=True)
 class SourceRef:
-    """The loaded source a state shows: its id and kind, and which file and template."""
+    """The loaded source a state shows: its id and kind, and which file and template.
+
+    A body may name the source by its id alone: the ref is then `bare` (no kind yet)
+    until the pipeline binds it to the loaded source (`app.display.outputs`)."""
 
     id: str
-    kind: str
+    #: "gguf" or "hf"; None for a bare id, not yet bound.
+    kind: str | None
     file_name: str | None = None
     template_name: str | None = None
     #: Where a remote source was read: `type` ("hub" or "url"), `repo`, `revision`, the
@@ -90,11 +94,14 @@ class SourceRef:
 
     @classmethod
     def from_json(cls, value: Any) -> SourceRef | None:
-        """Validate `source`; unknown keys are dropped, as `/api/render` ignores them."""
+        """Validate `source`: a loaded source's id, or the object `to_json` writes
+        (unknown keys dropped, as `/api/render` ignores them)."""
         if value is None:
             return None
+        if type(value) is str:
+            return cls(id=value, kind=None)
         if type(value) is not dict:
-            message = f"'source' must be an object or null, not {json_type(value)}."
+            message = f"'source' must be a loaded source's id or an object, not {json_type(value)}."
             raise RequestError("source", message)
         source_id = value.get("id")
         if type(source_id) is not str:
@@ -112,6 +119,11 @@ class SourceRef:
             template_name=optional_string(value, "template_name", "source.template_name"),
             origin=_origin(value.get("origin")),
         )
+
+    @property
+    def bare(self) -> bool:
+        """Whether the body named the source by its id alone (see `bind`)."""
+        return self.kind is None
 
     def to_json(self) -> dict[str, Any]:
         """Every key, null when unknown, so the page reads one fixed shape."""

@@ -22,8 +22,6 @@ from app.display.outputs import (
     build_outputs,
     commands_of,
     render_main,
-    with_source,
-    with_source_flags,
 )
 from app.display.token_data import columns
 from app.display.tokens_view import tokens_with
@@ -53,27 +51,6 @@ def pipeline() -> Pipeline:
     )
 
 
-def _loaded_source(source_id: Any) -> Source | None:
-    """The optional `source` field of the single-view endpoints: a loaded source's id."""
-    if source_id is None:
-        return None
-    if type(source_id) is not str:
-        raise RequestError("source", "'source' must be the id of a loaded source.")
-    source = source_store().get_built(source_id)
-    if source is None:
-        raise RequestError("source", f"No loaded source has the id {source_id[:100]!r}.")
-    return source
-
-
-def _state_with_source(body: dict) -> tuple[PlaygroundState, Source | None]:
-    """The state of a body whose `source` is a bare id (the single-view endpoints)."""
-    source = _loaded_source(body.get("source"))
-    state = PlaygroundState.from_json({**body, "source": None})
-    if source is not None:
-        state = replace(state, source=SourceRef(source.id, source.kind, source.file_name))
-    return with_source_flags(state, source), source
-
-
 @blueprint.post("/api/outputs")
 def outputs() -> dict:
     """Every view the state's open tab shows (`view`), as the page gets them."""
@@ -84,7 +61,7 @@ def outputs() -> dict:
 def render() -> dict:
     """Render a conversation through a template, in the sandbox."""
     steps = pipeline()
-    state, source = with_source(PlaygroundState.from_json(json_body()).pinned(), steps)
+    state, source = steps.bind(PlaygroundState.from_json(json_body()).pinned())
     started = time.perf_counter()
     main = _prompt_or_raise(render_main(state, steps, source))
     return {
@@ -108,14 +85,19 @@ def _prompt_or_raise(rendering: Rendering) -> Rendering:
 @blueprint.post("/api/analyze")
 def analyze_template() -> dict:
     """Capabilities, content format, diagnostics, prefix stability and portability."""
-    state, source = _state_with_source(json_object(json_body()))
-    return analysis_of(state, pipeline(), source).to_json()
+    steps = pipeline()
+    state, source = steps.bind(PlaygroundState.from_json(json_object(json_body())))
+    return analysis_of(state, steps, source).to_json()
 
 
-def _side(body: dict, name: str, source: Source | None, steps: Pipeline) -> Rendering:
-    """One side of a diff: its render body's prompt, or the template's error."""
-    state = with_source_flags(PlaygroundState.from_json(json_object(body.get(name), name)), source)
-    return render_main(state, steps, source)
+def _side(
+    body: dict, name: str, source: SourceRef | None, steps: Pipeline
+) -> tuple[Rendering, Source | None]:
+    """One side of a diff with the body's source: its render body's prompt, or the
+    template's error."""
+    side = PlaygroundState.from_json(json_object(body.get(name), name))
+    state, loaded = steps.bind(replace(side, source=source))
+    return render_main(state, steps, loaded), loaded
 
 
 def _side_json(side: Rendering, comparison: Comparison) -> dict[str, Any]:
@@ -131,8 +113,8 @@ def diff_prompts() -> dict:
     """Both prompts, character-level opcodes, and token-level ones with a tokenizer: the
     Diff view's comparison (`compare_sides`) of any two render bodies."""
     body = json_object(json_body())
-    source, steps = _loaded_source(body.get("source")), pipeline()
-    left, right = _side(body, "left", source, steps), _side(body, "right", source, steps)
+    ref, steps = SourceRef.from_json(body.get("source")), pipeline()
+    (left, source), (right, _) = _side(body, "left", ref, steps), _side(body, "right", ref, steps)
     by_tokens = source is not None and source.can_tokenize
     tokens_of = tokens_with(steps.store, source, None) if by_tokens else None
     comparison = compare_sides(left, right, steps.limits, tokens_of)
@@ -159,5 +141,7 @@ def command_lines() -> dict:
         raise RequestError("model", "'model' must be a file name.")
     # The conversation is optional here: the commands that send one send none then.
     state = PlaygroundState.from_json({**body, "messages": body.get("messages") or []})
-    commands, facts = commands_of(state, pipeline(), model)
+    steps = pipeline()
+    state, source = steps.bind(state)
+    commands, facts = commands_of(state, steps, model, source)
     return {"commands": [line.to_json() for line in commands], **facts}

@@ -15,6 +15,7 @@ from app.sources.gguf import IncompleteHeader
 from app.sources.hf import is_utf8
 from app.sources.store import SourceRefused, SourceStore
 from app.sources.worker import Refused
+from app.state import SourceRef
 from app.tokens.vocab import Token
 from app.web.api import json_body
 
@@ -84,9 +85,10 @@ def tokenize_text() -> tuple[dict, int]:
     through the rest, and `count` is always the whole text's.
     """
     body = json_object(json_body())
-    source_id, text = body.get("source"), body.get("text")
-    if type(source_id) is not str:
+    ref, text = SourceRef.from_json(body.get("source")), body.get("text")
+    if ref is None:
         raise RequestError("source", "'source' must be the id of a loaded source.")
+    source_id = ref.id
     if type(text) is not str:
         raise RequestError("text", "'text' must be a string.")
     flags = {name: body.get(name, default) for name, default in _FLAGS.items()}
