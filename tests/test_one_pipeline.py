@@ -34,7 +34,7 @@ ENGINES = sorted(ENGINE_REGISTRY)
 
 def state_of(template: str, case: str, **fields: Any) -> PlaygroundState:
     body = {**case_body(CASES[case], TEMPLATES[template]), "now": PINNED_NOW.isoformat()}
-    return replace(PlaygroundState.from_json(body), **fields)
+    return PlaygroundState.from_json({**body, **fields})
 
 
 def page_prompt(client, state: PlaygroundState) -> str | None:

@@ -91,10 +91,10 @@ class Pipeline:
             source = self.source_of(state)
         if source is None:
             return state, None
-        return replace(
-            state,
-            add_bos_token=state.add_bos_token or bool(source.add_bos_token),
-            add_eos_token=state.add_eos_token or bool(source.add_eos_token),
+        asked = state.request
+        return state.asking(
+            add_bos_token=asked.add_bos_token or bool(source.add_bos_token),
+            add_eos_token=asked.add_eos_token or bool(source.add_eos_token),
         ), source
 
     def named(self, state: PlaygroundState) -> PlaygroundState:
@@ -169,8 +169,11 @@ def compare(
     if main.prompt is None:
         return None
     if other := state.compared_engine():
-        right = render_main(replace(state, engine=other), pipeline, source)
-        labels = {"label": f"the {other} engine", "left_label": f"the {state.engine} engine"}
+        right = render_main(state.asking(engine=other), pipeline, source)
+        labels = {
+            "label": f"the {other} engine",
+            "left_label": f"the {state.request.engine} engine",
+        }
     elif state.compare_template:
         right = render_main(state, pipeline, source, state.compare_template)
         labels = {"label": "the compared template", "left_label": "this template"}
@@ -203,16 +206,17 @@ def commands_of(
     """Every engine's command lines, and what they learnt of the template (and of the
     loaded `source`: which programs would not load it, `model_refusals`); raises
     `TemplateProblem` when the template cannot even be probed (too large, say)."""
-    facts = pipeline.pool.run(template_facts, state.template, state.kwargs, state.special_tokens)
+    asked = state.request
+    facts = pipeline.pool.run(template_facts, asked.template, asked.kwargs, asked.special_tokens)
     files = model_files(source)
     commands = build_command_lines(
-        state.template,
-        state.kwargs,
+        asked.template,
+        asked.kwargs,
         model,
-        messages=state.messages,
-        tools=state.tools,
-        add_generation_prompt=state.add_generation_prompt,
-        special_tokens=state.special_tokens,
+        messages=asked.messages,
+        tools=asked.tools,
+        add_generation_prompt=asked.add_generation_prompt,
+        special_tokens=asked.special_tokens,
         parsers=state.parsers,
         model_refusals=model_refusals(files) if files else {},
         **facts,
@@ -281,10 +285,10 @@ def build_outputs(state: PlaygroundState, pipeline: Pipeline) -> Outputs:
         token_id_blocks=id_blocks(view.ids),
         message_tokens=view.per_message,
         comparison=compare(state, pipeline, main, source, tokens_of),
-        command=first_command(state.template, model),
+        command=first_command(state.request.template, model),
         no_commands=without_commands(),
         model=model,
-        now=state.now,
+        now=state.now_text,
     )
     if state.view == "command":
         # Also when this engine refuses the template (Edge-LLM will not load it): the

@@ -16,10 +16,10 @@ from app.render.render_request import CONTENT_FORMATS, TOOL_ARGUMENT_FORMS, Rend
 from app.request_body import expect, json_type, list_of_objects, one_of, string_map
 
 
-def parse_now(value: Any, field: str = "now") -> datetime:
-    """An ISO 8601 datetime, or the server's current time when absent."""
+def parse_now(value: Any, field: str = "now") -> datetime | None:
+    """An ISO 8601 datetime; None when absent (the time of each render)."""
     if value is None:
-        return datetime.now()
+        return None
     if type(value) is not str:
         raise RequestError(field, f"'{field}' must be an ISO 8601 string, not {json_type(value)}.")
     try:

@@ -1,8 +1,9 @@
 """The playground state: everything a prompt depends on, plus what the page shows again.
 
-A state is the `/api/render` body (template, messages, tools, documents, options,
-special tokens, kwargs, clock, engine) plus what a share needs to open the same view (a
-template to compare, the loaded source, the open tab). It is validated once, in
+A state is the render it asks for (`RenderRequest`: the `/api/render` body's template,
+messages, tools, documents, options, special tokens, kwargs, clock and engine), held as
+it is, plus what a share needs to open the same view (a template to compare, the loaded
+source, the open tab). It is validated once, in
 `PlaygroundState.from_json`, whether it comes from the API, the page's form or a stored
 share; `to_json` is its one JSON form, which shares store and hash.
 
@@ -17,8 +18,8 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
-from app.render.core import RenderRequest
 from app.render.engines import DEFAULT_ENGINE, ENGINES, counterpart
+from app.render.render_request import RenderRequest
 from app.render.request import RequestError, parse_render_request
 from app.request_body import json_type, optional_string
 
@@ -28,21 +29,6 @@ from app.request_body import json_type, optional_string
 
 #: The kinds of source a state can point at.
 SOURCE_KINDS = ("gguf", "hf")
-
-#: Fields a state shares with `RenderRequest`, passed over as they are both ways.
-_RENDER_FIELDS = (
-    "messages",
-    "tools",
-    "documents",
-    "add_generation_prompt",
-    "continue_final_message",
-    "special_tokens",
-    "kwargs",
-    "add_bos_token",
-    "add_eos_token",
-    "content_format",
-    "tool_arguments",
-)
 
 
 def _compare_engines(body: dict) -> bool | str:
@@ -158,24 +144,9 @@ def _origin(value: Any) -> dict[str, str | None] | None:
 class PlaygroundState:
     """What the user set up: one validated value for the page, the API and shares."""
 
-    template: str
-    messages: list[dict[str, Any]]
-    tools: list[dict[str, Any]] | None = None
-    documents: list[Any] | None = None
-    add_generation_prompt: bool = False
-    continue_final_message: bool | str = False
-    special_tokens: dict[str, str] = field(default_factory=dict)
-    kwargs: dict[str, Any] = field(default_factory=dict)
-    #: The ISO 8601 time `strftime_now` reads; None for the time of each render.
-    now: str | None = None
-    engine: str = DEFAULT_ENGINE
-    #: Whether the vocabulary adds BOS/EOS itself (a loaded source may say so too).
-    add_bos_token: bool = False
-    add_eos_token: bool = False
-    #: vLLM's `--chat-template-content-format` for the vllm engine.
-    content_format: str = "auto"
-    #: How a client sends the conversation's tool-call arguments (`app.render.client`).
-    tool_arguments: str = "as_written"
+    #: The render it asks for, as the body gave it; its `now` is None for the time of
+    #: each render (see `pinned`), and its BOS/EOS flags may come from a loaded source.
+    request: RenderRequest
     #: A second template whose prompt the Diff view compares with this one's.
     compare_template: str | None = None
     #: The engine the Diff view compares against instead (True: the other engine).
@@ -198,12 +169,9 @@ class PlaygroundState:
         Unknown keys are dropped. `now` is kept as given, in ISO 8601 as Python writes it
         (`Z` becomes `+00:00`); absent, it stays None (see `pinned`).
         """
-        render = parse_render_request(body)  # rejects a non-object body first
+        request = parse_render_request(body)  # rejects a non-object body first
         return cls(
-            **{name: getattr(render, name) for name in _RENDER_FIELDS},
-            template=render.template,
-            now=None if body.get("now") is None or render.now is None else render.now.isoformat(),
-            engine=render.engine,
+            request=request,
             compare_template=optional_string(body, "compare_template"),
             compare_engines=_compare_engines(body),
             source=SourceRef.from_json(body.get("source")),
@@ -221,35 +189,48 @@ class PlaygroundState:
         form; render options are written out. Top-level keys come in sorted order (as
         `canonical_json` writes them); nested values keep theirs.
         """
+        request = self.request
         document = {
-            "add_bos_token": self.add_bos_token or None,
-            "add_eos_token": self.add_eos_token or None,
-            "add_generation_prompt": self.add_generation_prompt,
+            "add_bos_token": request.add_bos_token or None,
+            "add_eos_token": request.add_eos_token or None,
+            "add_generation_prompt": request.add_generation_prompt,
             "compare_engines": self.compare_engines or None,
             "compare_template": self.compare_template,
             "completion": self.completion,
-            "content_format": None if self.content_format == "auto" else self.content_format,
-            "continue_final_message": self.continue_final_message,
-            "documents": self.documents,
-            "engine": None if self.engine == DEFAULT_ENGINE else self.engine,
-            "kwargs": self.kwargs,
+            "content_format": None if request.content_format == "auto" else request.content_format,
+            "continue_final_message": request.continue_final_message,
+            "documents": request.documents,
+            "engine": None if request.engine == DEFAULT_ENGINE else request.engine,
+            "kwargs": request.kwargs,
             "library": self.library,
-            "messages": self.messages,
-            "now": self.now,
+            "messages": request.messages,
+            "now": self.now_text,
             "parsers": self.parsers or None,
             "source": None if self.source is None else self.source.to_json(),
-            "special_tokens": self.special_tokens,
-            "template": self.template,
-            "tool_arguments": None if self.tool_arguments == "as_written" else self.tool_arguments,
-            "tools": self.tools,
+            "special_tokens": request.special_tokens,
+            "template": request.template,
+            "tool_arguments": None
+            if request.tool_arguments == "as_written"
+            else request.tool_arguments,
+            "tools": request.tools,
             "view": self.view,
         }
         return {key: value for key, value in document.items() if value is not None}
 
+    @property
+    def now_text(self) -> str | None:
+        """The clock in ISO 8601, as the JSON form writes it; None for the time of each
+        render."""
+        return None if self.request.now is None else self.request.now.isoformat()
+
+    def asking(self, **changes: Any) -> PlaygroundState:
+        """This state with those fields of its render request changed."""
+        return replace(self, request=replace(self.request, **changes))
+
     def compared_engine(self) -> str | None:
         """The engine the Diff view renders beside this one's, if it compares engines."""
         if self.compare_engines is True:
-            return counterpart(self.engine)
+            return counterpart(self.request.engine or DEFAULT_ENGINE)
         return self.compare_engines or None
 
     def pinned(self, now: datetime | None = None) -> PlaygroundState:
@@ -257,19 +238,19 @@ class PlaygroundState:
 
         A share pins the moment it was made, so its link renders the same prompt forever.
         """
-        if self.now is not None:
+        if self.request.now is not None:
             return self
-        return replace(self, now=(now or datetime.now()).isoformat())
+        return self.asking(now=now or datetime.now())
 
     def render_request(
         self, template: str | None = None, engine: str | None = None
     ) -> RenderRequest:
-        """The render this state asks for; `template` and `engine` replace its own (the
-        compare template, the other engine)."""
-        return RenderRequest(
-            **{name: getattr(self, name) for name in _RENDER_FIELDS},
-            template=self.template if template is None else template,
-            # Validated by `from_json`, so it parses; without one, the time of this render.
-            now=datetime.fromisoformat(self.now) if self.now else datetime.now(),
-            engine=engine or self.engine,
-        )
+        """The render this state asks for, with a clock (without one, the time of this
+        render); `template` and `engine` replace its own (the compare template, the other
+        engine)."""
+        request = self.pinned().request
+        if template is not None:
+            request = replace(request, template=template)
+        if engine:
+            request = replace(request, engine=engine)
+        return request

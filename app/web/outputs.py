@@ -66,7 +66,7 @@ def render() -> dict:
     main = _prompt_or_raise(render_main(state, steps, source))
     return {
         "prompt": main.prompt,
-        "now": state.now,
+        "now": state.now_text,
         "generation_spans": [list(span) for span in main.generation_spans],
         "engine": main.engine,
         "rewrites": main.rewrites,
