@@ -67,14 +67,14 @@ def test_nothing_below_web_imports_flask_or_the_web_layer() -> None:
     assert _offences(_below_web(), (*WEB_ONLY, "app.web")) == []
 
 
-def test_analysis_does_not_import_display() -> None:
-    assert _offences(_modules(APP / "analysis"), ("app.display", "app.shares")) == []
+def test_analysis_does_not_import_the_pipeline() -> None:
+    assert _offences(_modules(APP / "analysis"), ("app.pipeline", "app.shares")) == []
 
 
-def test_the_core_does_not_import_display_or_shares() -> None:
+def test_the_core_does_not_import_the_pipeline_or_shares() -> None:
     core = [APP / name for name in ("pool", "render", "sources", "tokens", "storage")]
     paths = [path for folder in core for path in _modules(folder)]
-    assert _offences(paths, ("app.display", "app.shares")) == []
+    assert _offences(paths, ("app.pipeline", "app.shares")) == []
 
 
 def _package_graph() -> dict[str, set[str]]:

@@ -1,5 +1,5 @@
 """The page, its JSON twin (`/api/outputs`) and the single-view endpoints give the same
-results: they are one pipeline (`app.display.outputs`), checked over the corpus.
+results: they are one pipeline (`app.pipeline.outputs`), checked over the corpus.
 
 Each case is a state; the page gets it as its form (`form_values`, what the page posts),
 the twin and the endpoints as JSON. The prompt (or the template's error), the

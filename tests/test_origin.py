@@ -1,8 +1,8 @@
-"""app.display.origin: the box above the editor names where the template came from."""
+"""app.pipeline.origin: the box above the editor names where the template came from."""
 
 from __future__ import annotations
 
-from app.display.origin import template_origin
+from app.pipeline.origin import template_origin
 from app.render.render_request import RenderRequest
 from app.sources.library import Library
 from app.sources.source import Source

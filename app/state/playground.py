@@ -67,7 +67,7 @@ class SourceRef:
     """The loaded source a state shows: its id and kind, and which file and template.
 
     A body may name the source by its id alone: the ref is then `bare` (no kind yet)
-    until the pipeline binds it to the loaded source (`app.display.outputs`)."""
+    until the pipeline binds it to the loaded source (`app.pipeline.outputs`)."""
 
     id: str
     #: "gguf" or "hf"; None for a bare id, not yet bound.

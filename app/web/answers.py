@@ -4,7 +4,7 @@ engine's reading of a completion (`POST /api/parse`) and the round trip
 
 Each body is a render request (the playground state) with `completion` and `parsers`;
 each answer comes from the same steps as the page's Response view
-(`app.display.outputs.response_of`).
+(`app.pipeline.outputs.response_of`).
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from typing import Any
 from flask import Blueprint, request
 
 from app.answers.menu import menu_completion
-from app.display.outputs import response_of
 from app.errors import RequestError
+from app.pipeline.outputs import response_of
 from app.render.engines import ENGINES
 from app.state import PlaygroundState
 from app.state.form import state_from_form

@@ -2,7 +2,7 @@
 endpoints of single views (`/api/render`, `/api/diff`, `/api/analyze`, `/api/command`).
 
 Each parses its body once, into the playground state (`PlaygroundState.from_json`), and
-answers from the steps of the one pipeline the page uses (`app.display.outputs`), so the
+answers from the steps of the one pipeline the page uses (`app.pipeline.outputs`), so the
 page and the API cannot drift apart.
 """
 
@@ -14,8 +14,9 @@ from typing import Any
 
 from flask import Blueprint, current_app
 
-from app.display.comparison import compare_sides
-from app.display.outputs import (
+from app.errors import RequestError
+from app.pipeline.comparison import compare_sides
+from app.pipeline.outputs import (
     PageLimits,
     Pipeline,
     analysis_of,
@@ -23,10 +24,9 @@ from app.display.outputs import (
     commands_of,
     render_main,
 )
-from app.display.token_data import columns
-from app.display.tokens_view import tokens_with
-from app.display.views import Comparison, Rendering
-from app.errors import RequestError
+from app.pipeline.token_data import columns
+from app.pipeline.tokens_view import tokens_with
+from app.pipeline.views import Comparison, Rendering
 from app.request_body import json_object
 from app.sources.source import Source
 from app.state import PlaygroundState

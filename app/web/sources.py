@@ -8,8 +8,8 @@ from flask import Blueprint, current_app, request
 
 from app.budget import OverLimit
 from app.config import max_upload_bytes
-from app.display.token_data import compact_tokens
 from app.errors import NotFound, RequestError
+from app.pipeline.token_data import compact_tokens
 from app.request_body import json_object
 from app.sources.gguf import IncompleteHeader
 from app.sources.hf import is_utf8

@@ -1,10 +1,10 @@
 """One state in, every output view out: the page's data flow in one place (state ->
 sandboxed render -> prompt -> tokens -> views), kept free of Flask.
 
-`build_outputs(state, pipeline)` gives the typed `Outputs` (`app.display.views`) that the
+`build_outputs(state, pipeline)` gives the typed `Outputs` (`app.pipeline.views`) that the
 page's fragment and its JSON twin both write out. The API's older endpoints are steps of
 the same pipeline: `/api/render` is `render_main`, `/api/diff` two of those and
-`compare_sides` (`app.display.comparison`), `/api/analyze` `analysis_of`, `/api/command`
+`compare_sides` (`app.pipeline.comparison`), `/api/analyze` `analysis_of`, `/api/command`
 `commands_of`; each starts from `Pipeline.bind`, as `build_outputs` does.
 What is computed follows the open view (`state.view`): the prompt always; its tokens for
 the Tokens and Diff views; the analysis and the command lines only while theirs is open.
@@ -32,12 +32,12 @@ from app.answers.reading import (
     check_completion_size,
     read_completion,
 )
-from app.display.comparison import compare_sides
-from app.display.hints import missing_field_hint
-from app.display.prompt import prompt_marks
-from app.display.tokens_view import TokensOf, id_blocks, tokens_view, tokens_with
-from app.display.views import Comparison, Outputs, PageLimits, Rendering
 from app.errors import RequestError
+from app.pipeline.comparison import compare_sides
+from app.pipeline.hints import missing_field_hint
+from app.pipeline.prompt import prompt_marks
+from app.pipeline.tokens_view import TokensOf, id_blocks, tokens_view, tokens_with
+from app.pipeline.views import Comparison, Outputs, PageLimits, Rendering
 from app.problems import LOAD_ERROR, TemplateProblem
 from app.render.client import as_sent
 from app.render.command_line import CommandLine
