@@ -35,7 +35,7 @@ class Origin:
 
 
 def template_origin(state: PlaygroundState, source: Source | None, library: Library) -> Origin:
-    """Name the origin of `state.template`; `source` is the loaded source, if stored."""
+    """Name the origin of the state's template; `source` is the loaded source, if stored."""
     entry = library.entry(state.library) if state.library else None
     loaded = library.template(entry.name) if entry is not None else None
     if entry is not None and loaded is not None and still_from(loaded, state.request.template):
