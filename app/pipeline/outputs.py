@@ -13,7 +13,6 @@ the Tokens and Diff views; the analysis and the command lines only while theirs 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
@@ -79,16 +78,12 @@ class Pipeline:
         """The state's source (its tokenizer built), and the state as that source says:
         every output of a state starts here, once.
 
-        A bare id must name a loaded source (400 otherwise) and takes its kind and file
-        from it; a source object that is gone since (a share's, expired) is left out.
-        The vocabulary's flags come along: llama.cpp strips the BOS/EOS text that a
-        vocabulary adds by itself.
+        A bare id must name a loaded source (`named`); a source object that is gone since
+        (a share's, expired) is left out. The vocabulary's flags come along: llama.cpp
+        strips the BOS/EOS text that a vocabulary adds by itself.
         """
-        if state.source is not None and state.source.bare:
-            source = loaded_source(state.source.id, self.store.get_built)
-            state = replace(state, source=SourceRef(source.id, source.kind, source.file_name))
-        else:
-            source = self.source_of(state)
+        state = self.named(state)
+        source = self.source_of(state)
         if source is None:
             return state, None
         asked = state.request
@@ -99,20 +94,14 @@ class Pipeline:
 
     def named(self, state: PlaygroundState) -> PlaygroundState:
         """The state with a bare source id replaced by what the loaded source is (kind,
-        file), as a share stores it; 400 when no source has that id."""
+        file), as a share stores it; a `RequestError` when no source has that id."""
         if state.source is None or not state.source.bare:
             return state
-        source = loaded_source(state.source.id, self.store.get)
+        source = self.store.get(state.source.id)
+        if source is None:
+            message = f"No loaded source has the id {state.source.id[:100]!r}."
+            raise RequestError("source", message)
         return replace(state, source=SourceRef(source.id, source.kind, source.file_name))
-
-
-def loaded_source(source_id: str, get: Callable[[str], Source | None]) -> Source:
-    """The loaded source `source_id` names (`get`: with or without its tokenizer built);
-    a `RequestError` for none."""
-    source = get(source_id)
-    if source is None:
-        raise RequestError("source", f"No loaded source has the id {source_id[:100]!r}.")
-    return source
 
 
 def render_main(
