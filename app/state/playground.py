@@ -3,9 +3,9 @@
 A state is the render it asks for (`RenderRequest`: the `/api/render` body's template,
 messages, tools, documents, options, special tokens, kwargs, clock and engine), held as
 it is, plus what a share needs to open the same view (a template to compare, the loaded
-source, the open tab). It is validated once, in
-`PlaygroundState.from_json`, whether it comes from the API, the page's form or a stored
-share; `to_json` is its one JSON form, which shares store and hash.
+source, the open tab). It is validated once, in `PlaygroundState.from_json`, whether it
+comes from the API, the page's form or a stored share; `to_json` is its one JSON form,
+which shares store and hash.
 
 Key order inside messages, tools, documents and kwargs is part of the input (`tojson`
 writes it into the prompt), so it is kept exactly as given; only the top-level fields
