@@ -115,6 +115,43 @@ def test_render_does_not_import_analysis() -> None:
     assert _offences(_modules(APP / "render"), ("app.analysis",)) == []
 
 
+#: Private names a module imports from another one, by importing file and name, with
+#: why: each is a helper that module's package shares inside itself.
+PRIVATE_IMPORTS = {
+    ("app/render/engines/vllm/answers/tool_granite.py", "_name_and_args"): (
+        "vLLM's granite tool parser reads a call as its engine reader does, inside the "
+        "vllm answers package"
+    ),
+}
+
+
+def _private_names(source: str) -> list[str]:
+    """The private names (`_name`, not `__name__`) that `from ... import` lines take."""
+    return [
+        alias.name
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+        if re.fullmatch(r"_[^_]\w*", alias.name)
+    ]
+
+
+def test_the_private_import_finder_sees_one() -> None:
+    source = "from __future__ import annotations\nfrom app.web.outputs import _side, pipeline"
+    assert _private_names(source) == ["_side"]
+
+
+def test_no_module_imports_another_ones_private_names() -> None:
+    # The pipeline binds state and source in one public place (`Pipeline.bind`); the
+    # web layer once imported a private `_state_with_source` from another blueprint.
+    found = {
+        (str(path.relative_to(REPO)), name)
+        for path in _modules(APP)
+        for name in _private_names(path.read_text())
+    }
+    assert found <= PRIVATE_IMPORTS.keys()
+
+
 def _loaded_after_import(module: str) -> set[str]:
     """Top-level packages in sys.modules after importing `module` in a fresh interpreter."""
     script = f"import sys, {module}; print(' '.join(sorted(sys.modules)))"
