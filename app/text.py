@@ -1,6 +1,6 @@
-"""Small pure text helpers that several layers share (analysis, display, diff).
+"""Small pure text helpers that several layers share (analysis, the pipeline, diff).
 
-They live here, below all of them, so that `analysis` never imports `display` and no
+They live here, below all of them, so that `analysis` never imports `pipeline` and no
 layer keeps a copy of its own.
 """
 
@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from typing import Any
 
 # Marker-looking strings in a template's own literal text. Looser than the shapes the
-# prompt view recognises in any text (app/display/prompt.py), because a string the template
+# prompt view recognises in any text (app/pipeline/prompt.py), because a string the template
 # itself writes is structure, not content; still no spaces or attributes, and bracketed
 # names need an upper-case letter, so that template prose such as "[optional]" is not
 # taken for a marker.

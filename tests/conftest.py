@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
 from app.web.factory import create_app
 from tests.support import UNLIMITED_WRITES
+from tests.support.page_data import synthetic_vocab
 from tests.support.server import LIVE_ENV, Server, start_gunicorn, timing_test
+from tests.support.sources import built
 
 
 @pytest.fixture(scope="session")
@@ -37,6 +40,23 @@ def app(tmp_path_factory):
 @pytest.fixture()
 def client(app):
     return app.test_client()
+
+
+@pytest.fixture(scope="session")
+def adds_bos(app, tmp_path_factory) -> dict[str, Any]:
+    """A loaded GGUF (`adds-bos.gguf`) whose header says its tokenizer adds BOS by itself,
+    its tokenizer built."""
+    path = synthetic_vocab(tmp_path_factory.mktemp("bos") / "adds-bos.gguf", 600, add_bos=True)
+    client = app.test_client()
+    answer = client.post(
+        "/api/sources/gguf?name=adds-bos.gguf",
+        data=path.read_bytes(),
+        content_type="application/octet-stream",
+    )
+    assert answer.status_code == 200, answer.get_data()[:300]
+    source = built(client, answer.json)
+    assert source["add_bos_token"] is True and source["tokenizer"]["supported"] is True
+    return source
 
 
 @pytest.fixture(scope="session")

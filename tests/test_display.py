@@ -1,4 +1,4 @@
-"""app.display.prompt: the marks of a prompt (specials, markers), and token spans."""
+"""app.pipeline.prompt: the marks of a prompt (specials, markers), and token spans."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers
 
-from app.display.origin import still_from
-from app.display.prompt import prompt_marks
-from app.display.token_data import token_data
-from app.display.tokens_view import id_blocks
+from app.pipeline.origin import still_from
+from app.pipeline.prompt import prompt_marks
+from app.pipeline.token_data import token_data
+from app.pipeline.tokens_view import id_blocks
 from app.text import template_markers
 from app.tokens.vocab import Token, VocabTokenizer, tokenize
 from tests.support import REPO

@@ -73,38 +73,40 @@ def test_the_api_lists_the_tokens(client) -> None:
     assert entry["special_tokens"] == {"bos_token": "<|begin_of_text|>", "eos_token": "<|eot_id|>"}
 
 
-def state(**fields) -> PlaygroundState:
-    return PlaygroundState(template="", messages=HELLO, **fields)
+def state(special_tokens: dict[str, str] | None = None, **fields) -> PlaygroundState:
+    request = RenderRequest(template="", messages=HELLO, special_tokens=special_tokens or {})
+    return PlaygroundState(request, **fields)
 
 
 def test_choosing_an_entry_brings_its_tokens_without_a_vocabulary() -> None:
     llama = choose_library(state(), LIBRARY.entry("llama3.1"), LIBRARY)
-    assert llama.template == LIBRARY.template("llama3.1")
-    assert llama.special_tokens == {"bos_token": "<|begin_of_text|>", "eos_token": "<|eot_id|>"}
+    assert llama.request.template == LIBRARY.template("llama3.1")
+    assert llama.request.special_tokens == {
+        "bos_token": "<|begin_of_text|>",
+        "eos_token": "<|eot_id|>",
+    }
     prompt = engines.render(llama.render_request(), RenderLimits()).prompt
     assert prompt.startswith("<|begin_of_text|><|start_header_id|>system")
     # Another entry replaces the first one's tokens, ChatML's none included.
     qwen = choose_library(llama, LIBRARY.entry("qwen3"), LIBRARY)
-    assert qwen.special_tokens == {"eos_token": "<|im_end|>"}
-    assert choose_library(qwen, LIBRARY.entry("chatml"), LIBRARY).special_tokens == {}
+    assert qwen.request.special_tokens == {"eos_token": "<|im_end|>"}
+    assert choose_library(qwen, LIBRARY.entry("chatml"), LIBRARY).request.special_tokens == {}
 
 
 def test_choosing_an_entry_keeps_the_users_or_the_sources_tokens() -> None:
     own = {"bos_token": "<mine>"}
-    assert (
-        choose_library(state(special_tokens=own), LIBRARY.entry("llama3.1"), LIBRARY).special_tokens
-        == own
-    )
+    chosen = choose_library(state(special_tokens=own), LIBRARY.entry("llama3.1"), LIBRARY)
+    assert chosen.request.special_tokens == own
     loaded = state(special_tokens={"bos_token": "<s>"}, source=SourceRef(id="x", kind="gguf"))
     gemma = choose_library(loaded, LIBRARY.entry("gemma2"), LIBRARY)
-    assert gemma.special_tokens == {"bos_token": "<s>"}
+    assert gemma.request.special_tokens == {"bos_token": "<s>"}
     assert gemma.library == "gemma2"
 
 
 def test_the_prompt_view_names_the_entry_whose_tokens_are_used() -> None:
     llama = choose_library(state(), LIBRARY.entry("llama3.1"), LIBRARY)
     assert library_tokens(llama, LIBRARY) is LIBRARY.entry("llama3.1")
-    edited = replace(llama, special_tokens={"bos_token": "<x>"})
+    edited = llama.asking(special_tokens={"bos_token": "<x>"})
     assert library_tokens(edited, LIBRARY) is None
     loaded = replace(llama, source=SourceRef(id="x", kind="gguf"))
     assert library_tokens(loaded, LIBRARY) is None

@@ -1,5 +1,5 @@
 """The page, its JSON twin (`/api/outputs`) and the single-view endpoints give the same
-results: they are one pipeline (`app.display.outputs`), checked over the corpus.
+results: they are one pipeline (`app.pipeline.outputs`), checked over the corpus.
 
 Each case is a state; the page gets it as its form (`form_values`, what the page posts),
 the twin and the endpoints as JSON. The prompt (or the template's error), the
@@ -20,9 +20,7 @@ from app.render.engines import ENGINES as ENGINE_REGISTRY
 from app.state import PlaygroundState
 from app.state.form import form_values
 from tests.support.corpus import PINNED_NOW, case_body, load_conversations
-from tests.support.page_data import synthetic_vocab
 from tests.support.shared_data import require_shared, template_files
-from tests.support.sources import built
 
 require_shared()
 
@@ -36,7 +34,7 @@ ENGINES = sorted(ENGINE_REGISTRY)
 
 def state_of(template: str, case: str, **fields: Any) -> PlaygroundState:
     body = {**case_body(CASES[case], TEMPLATES[template]), "now": PINNED_NOW.isoformat()}
-    return replace(PlaygroundState.from_json(body), **fields)
+    return PlaygroundState.from_json({**body, **fields})
 
 
 def page_prompt(client, state: PlaygroundState) -> str | None:
@@ -143,22 +141,6 @@ def test_the_command_lines_are_the_same_from_the_twin_and_command(client):
 
 #: A template that writes BOS itself, for a vocabulary that adds it too.
 WRITES_BOS = "{{ bos_token }}{% for m in messages %}{{ m.role }}: {{ m.content }}\n{% endfor %}"
-
-
-@pytest.fixture(scope="module")
-def adds_bos(app, tmp_path_factory) -> dict[str, Any]:
-    """A loaded GGUF whose header says its tokenizer adds BOS by itself."""
-    path = synthetic_vocab(tmp_path_factory.mktemp("bos") / "adds-bos.gguf", 600, add_bos=True)
-    client = app.test_client()
-    answer = client.post(
-        "/api/sources/gguf?name=adds-bos.gguf",
-        data=path.read_bytes(),
-        content_type="application/octet-stream",
-    )
-    assert answer.status_code == 200, answer.get_data()[:300]
-    source = built(client, answer.json)
-    assert source["add_bos_token"] is True and source["tokenizer"]["supported"] is True
-    return source
 
 
 def test_a_vocabulary_that_adds_bos_reaches_every_endpoint(client, adds_bos):

@@ -1,8 +1,9 @@
-"""app.display.origin: the box above the editor names where the template came from."""
+"""app.pipeline.origin: the box above the editor names where the template came from."""
 
 from __future__ import annotations
 
-from app.display.origin import template_origin
+from app.pipeline.origin import template_origin
+from app.render.render_request import RenderRequest
 from app.sources.library import Library
 from app.sources.source import Source
 from app.state import PlaygroundState, SourceRef
@@ -27,7 +28,7 @@ def gguf(templates: dict[str, str]) -> Source:
 
 
 def state(template: str, **fields) -> PlaygroundState:
-    return PlaygroundState(template=template, messages=[], **fields)
+    return PlaygroundState(RenderRequest(template=template, messages=[]), **fields)
 
 
 def test_a_library_template_and_its_edits():

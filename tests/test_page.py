@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 
-from app.display import tokens_view
+from app.pipeline import tokens_view
 from app.web.factory import create_app
 
 HELLO = [{"role": "user", "content": "Hello!"}]

@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from app.render.engines import ENGINES
+from app.render.render_request import RenderRequest
 from app.render.request import RequestError, parse_render_request
 from app.shares.state import canonical_json
 from app.state import PlaygroundState, SourceRef
@@ -30,8 +31,8 @@ OBJECTS = st.dictionaries(st.text(max_size=4), JSON, max_size=4)
 TYPED = st.text(max_size=30).filter(lambda text: "\r" not in text)
 SOME_TEXT = st.text(min_size=1, max_size=8).filter(lambda text: text.strip() == text)
 #: What a date and time input holds: seconds, no time zone.
-FORM_NOW = st.datetimes().map(lambda moment: moment.replace(microsecond=0).isoformat())
-ANY_NOW = FORM_NOW | st.datetimes(timezones=st.just(UTC)).map(datetime.isoformat)
+FORM_NOW = st.datetimes().map(lambda moment: moment.replace(microsecond=0))
+ANY_NOW = FORM_NOW | st.datetimes(timezones=st.just(UTC))
 ANY_TEXT = st.text(max_size=30)
 #: A message field the select names (its own values: off, "true" for the content).
 FIELD_NAME = SOME_TEXT.filter(lambda text: text not in ("true", "false"))
@@ -46,8 +47,8 @@ FORM_COMPARED = st.just(False) | st.sampled_from(list(ENGINES))
 def states(now=ANY_NOW, text=ANY_TEXT, continued=ANY_TEXT, compared=ANY_COMPARED):
     """Playground states: any the validation accepts, or (with the form's strategies)
     any the page's form can hold."""
-    return st.builds(
-        PlaygroundState,
+    request = st.builds(
+        RenderRequest,
         template=text,
         messages=st.lists(OBJECTS, max_size=3),
         tools=st.none() | st.lists(OBJECTS, max_size=2),
@@ -60,6 +61,10 @@ def states(now=ANY_NOW, text=ANY_TEXT, continued=ANY_TEXT, compared=ANY_COMPARED
         engine=st.sampled_from(list(ENGINES)),
         add_bos_token=st.booleans(),
         add_eos_token=st.booleans(),
+    )
+    return st.builds(
+        PlaygroundState,
+        request=request,
         compare_template=st.none() | text.filter(str.strip),
         compare_engines=compared,
         source=st.none()
@@ -98,7 +103,7 @@ def test_the_render_request_is_what_the_api_reads_from_the_json_form(state):
     assert (compare.template, compare.engine, compare.messages) == (
         "other",
         "llama.cpp",
-        state.messages,
+        state.request.messages,
     )
 
 
@@ -127,9 +132,9 @@ def test_defaults_and_nulls_are_left_out_of_the_json_form():
 
 def test_pinned_keeps_a_clock_and_sets_a_missing_one():
     moment = datetime(2024, 7, 26, 10, 0, 0, 123)
-    state = PlaygroundState(template="t", messages=[])
-    assert state.pinned(moment).now == "2024-07-26T10:00:00.000123"
-    assert state.pinned(moment).pinned().now == "2024-07-26T10:00:00.000123"
+    state = PlaygroundState(RenderRequest(template="t", messages=[]))
+    assert state.pinned(moment).now_text == "2024-07-26T10:00:00.000123"
+    assert state.pinned(moment).pinned().now_text == "2024-07-26T10:00:00.000123"
 
 
 @pytest.mark.parametrize(
@@ -163,17 +168,18 @@ def test_the_form_round_trips_every_state_it_can_hold(state):
 
 
 def test_what_a_form_sends_back():
-    state = PlaygroundState(
-        template="a\nb", messages=[], now="2024-07-26T10:00:00.5+02:00", compare_template=" "
-    )
+    body = {"template": "a\nb", "messages": [], "now": "2024-07-26T10:00:00.5+02:00"}
+    state = PlaygroundState.from_json({**body, "compare_template": " "})
     form = form_values(state)
-    assert form["now"] == "2024-07-26T10:00:00.5+02:00"  # the date field is text: all of it
+    # The date field is text: all of it, time zone and fraction, as the JSON form has it.
+    assert form["now"] == "2024-07-26T10:00:00.500000+02:00" == state.to_json()["now"]
     back, _ = state_from_form({**form, "template": "a\r\nb"})  # text areas post CRLF
-    assert back.template == "a\nb" and back.compare_template is None
+    assert back.request.template == "a\nb" and back.compare_template is None
 
 
 def test_the_other_engine_of_an_older_share_is_named_in_the_compare_menu():
-    state = PlaygroundState(template="t", messages=[], engine="llama.cpp", compare_engines=True)
+    request = RenderRequest(template="t", messages=[], engine="llama.cpp")
+    state = PlaygroundState(request, compare_engines=True)
     assert form_values(state)["compare_engines"] == "transformers"
     assert state_from_form(form_values(state))[0].compare_engines == "transformers"
     assert state_from_form({"template": "t", "compare_engines": "on"})[0].compare_engines is True
@@ -195,14 +201,15 @@ def test_a_field_that_cannot_be_read_keeps_its_default_and_is_named():
     assert set(problems) == {"messages", "tools", "documents", "now", "source"}
     assert "'messages[0]' must be an object" in problems["messages"]
     assert "not valid JSON" in problems["documents"]
-    assert (state.messages, state.tools, state.documents) == ([], None, None)
-    assert (state.now, state.source) == (None, None)
-    assert (state.kwargs, state.view) == ({"k": 1}, "tokens")
+    asked = state.request
+    assert (asked.messages, asked.tools, asked.documents) == ([], None, None)
+    assert (asked.now, state.source) == (None, None)
+    assert (asked.kwargs, state.view) == ({"k": 1}, "tokens")
 
 
 def test_the_first_visit_state():
     state = first_visit("T", datetime(2024, 1, 2, 3, 4, 5, 6), library="chatml")
-    assert state.template == "T" and state.add_generation_prompt
+    assert state.request.template == "T" and state.request.add_generation_prompt
     assert state.library == "chatml" and form_values(state)["library"] == "chatml"
-    assert state.now == "2024-01-02T03:04:05" and state.view == "prompt"
-    assert state.messages[-1]["role"] == "user"
+    assert state.now_text == "2024-01-02T03:04:05" and state.view == "prompt"
+    assert state.request.messages[-1]["role"] == "user"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from itertools import pairwise
 
 from app.analysis.spans import message_ends
-from app.display.token_data import ids_json, token_data, tokens_per_message
+from app.pipeline.token_data import ids_json, token_data, tokens_per_message
 from app.render import engines
 from app.render.core import RenderRequest
 from app.render.limits import RenderLimits

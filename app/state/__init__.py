@@ -2,7 +2,7 @@
 
 `playground.py` holds `PlaygroundState`: its one validation, its JSON form (the body
 `/api/render` and `/api/shares` take, and what a share stores and hashes) and the render
-requests it makes. `form.py` maps it to and from the page's form fields. Plain Python,
+request it holds. `form.py` maps it to and from the page's form fields. Plain Python,
 no Flask: the page, the API, shares and the output views all use the same class.
 """
 

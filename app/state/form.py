@@ -21,6 +21,7 @@ from datetime import datetime
 from typing import Any
 
 from app.render.engines import DEFAULT_ENGINE
+from app.render.render_request import RenderRequest
 from app.render.request import RequestError
 from app.state.playground import PlaygroundState
 from app.untrusted_json import DEFAULT_MAX_DEPTH, JSONRefused, loads
@@ -53,14 +54,14 @@ def first_visit(
 ) -> PlaygroundState:
     """What the page shows on a first visit: `template` (the library's `library`), a
     short conversation, the clock pinned to this second."""
-    return PlaygroundState(
+    request = RenderRequest(
         template=template,
-        library=library,
         messages=copy.deepcopy(SAMPLE_MESSAGES),
         add_generation_prompt=True,
-        now=(now or datetime.now()).replace(microsecond=0).isoformat(),
-        view="prompt",
+        now=(now or datetime.now()).replace(microsecond=0),
+        engine=DEFAULT_ENGINE,
     )
+    return PlaygroundState(request, library=library, view="prompt")
 
 
 def _lf(text: str) -> str:
@@ -182,21 +183,22 @@ def _json_text(value: Any) -> str:
 
 def form_values(state: PlaygroundState) -> dict[str, str]:
     """The text each form field shows for a state (the inverse of `state_from_form`)."""
-    values = {name: _json_text(getattr(state, name)) for name in JSON_FIELDS}
-    values.update({name: "on" if getattr(state, name) else "" for name in FLAGS})
-    cont = state.continue_final_message
+    asked = state.request
+    values = {name: _json_text(getattr(asked, name)) for name in JSON_FIELDS}
+    values.update({name: "on" if getattr(asked, name) else "" for name in FLAGS})
+    cont = asked.continue_final_message
     source = state.source
     values.update(
-        template=state.template,
+        template=asked.template,
         continue_final_message="true" if cont is True else (cont or ""),
-        now=state.now or "",
+        now=state.now_text or "",
         compare_template=state.compare_template or "",
         compare_engines=state.compared_engine() or "",
-        engine=state.engine or DEFAULT_ENGINE,
-        content_format=state.content_format,
-        tool_arguments=state.tool_arguments,
+        engine=asked.engine or DEFAULT_ENGINE,
+        content_format=asked.content_format,
+        tool_arguments=asked.tool_arguments,
         source_id=source.id if source else "",
-        source_kind=source.kind if source else "",
+        source_kind=(source.kind or "") if source else "",
         source_file_name=(source.file_name or "") if source else "",
         template_name=(source.template_name or "") if source else "",
         source_origin=json.dumps(source.origin) if source and source.origin else "",

@@ -24,9 +24,9 @@ def choose_library(
 ) -> PlaygroundState:
     """The state with `entry`'s template loaded, and its special tokens when no source is
     loaded and the state's tokens came from the library (or are none)."""
-    chosen = replace(state, template=library.template(entry.name) or "", library=entry.name)
-    if state.source is None and from_library(state.special_tokens, library):
-        chosen = replace(chosen, special_tokens=entry.tokens)
+    chosen = replace(state.asking(template=library.template(entry.name) or ""), library=entry.name)
+    if state.source is None and from_library(state.request.special_tokens, library):
+        chosen = chosen.asking(special_tokens=entry.tokens)
     return chosen
 
 
@@ -36,4 +36,4 @@ def library_tokens(state: PlaygroundState, library: Library) -> LibraryEntry | N
     entry = library.entry(state.library) if state.library else None
     if entry is None or state.source is not None or not entry.tokens:
         return None
-    return entry if state.special_tokens == entry.tokens else None
+    return entry if state.request.special_tokens == entry.tokens else None

@@ -4,7 +4,7 @@ engine's reading of a completion (`POST /api/parse`) and the round trip
 
 Each body is a render request (the playground state) with `completion` and `parsers`;
 each answer comes from the same steps as the page's Response view
-(`app.display.outputs.response_of`).
+(`app.pipeline.outputs.response_of`).
 """
 
 from __future__ import annotations
@@ -14,13 +14,13 @@ from typing import Any
 from flask import Blueprint, request
 
 from app.answers.menu import menu_completion
-from app.display.outputs import response_of
 from app.errors import RequestError
+from app.pipeline.outputs import response_of
 from app.render.engines import ENGINES
 from app.state import PlaygroundState
 from app.state.form import state_from_form
 from app.web.api import json_body, max_json_depth, sandbox_pool
-from app.web.outputs import _state_with_source, pipeline
+from app.web.outputs import pipeline
 
 blueprint = Blueprint("answers", __name__)
 
@@ -38,10 +38,10 @@ def _engines(body: dict) -> list[str] | None:
 def _readings(round_trip: bool) -> dict[str, Any]:
     """`{"stop_token", "engines"}`: the stop token the completion ended with (each engine
     read it without), and each engine's reading the request asks for."""
-    body = json_body()
-    state, source = _state_with_source(body if type(body) is dict else {})
+    body, steps = json_body(), pipeline()
+    state, source = steps.bind(PlaygroundState.from_json(body).pinned())
     wanted = _engines(body)
-    response = response_of(state.pinned(), pipeline(), source, round_trip=round_trip)
+    response = response_of(state, steps, source, round_trip=round_trip)
     engines = [e.to_json() for e in response.engines if wanted is None or e.engine in wanted]
     return {"stop_token": response.stop_token, "engines": engines}
 

@@ -2,7 +2,7 @@
 endpoints of single views (`/api/render`, `/api/diff`, `/api/analyze`, `/api/command`).
 
 Each parses its body once, into the playground state (`PlaygroundState.from_json`), and
-answers from the steps of the one pipeline the page uses (`app.display.outputs`), so the
+answers from the steps of the one pipeline the page uses (`app.pipeline.outputs`), so the
 page and the API cannot drift apart.
 """
 
@@ -14,21 +14,20 @@ from typing import Any
 
 from flask import Blueprint, current_app
 
-from app.display.comparison import compare_sides
-from app.display.outputs import (
+from app.errors import RequestError
+from app.pipeline.comparison import compare_sides
+from app.pipeline.outputs import (
     PageLimits,
     Pipeline,
     analysis_of,
     build_outputs,
     commands_of,
     render_main,
-    with_source,
-    with_source_flags,
 )
-from app.display.token_data import columns
-from app.display.tokens_view import tokens_with
-from app.display.views import Comparison, Rendering
-from app.errors import RequestError
+from app.pipeline.token_data import columns
+from app.pipeline.tokens_view import tokens_with
+from app.pipeline.views import Comparison, Rendering
+from app.request_body import json_object
 from app.sources.source import Source
 from app.state import PlaygroundState
 from app.state.playground import SourceRef
@@ -52,34 +51,6 @@ def pipeline() -> Pipeline:
     )
 
 
-def _object(body: Any, field: str | None = None) -> dict:
-    if type(body) is not dict:
-        where = f"'{field}'" if field else "The request body"
-        raise RequestError(field, f"{where} must be a JSON object.")
-    return body
-
-
-def _loaded_source(source_id: Any) -> Source | None:
-    """The optional `source` field of the single-view endpoints: a loaded source's id."""
-    if source_id is None:
-        return None
-    if type(source_id) is not str:
-        raise RequestError("source", "'source' must be the id of a loaded source.")
-    source = source_store().get_built(source_id)
-    if source is None:
-        raise RequestError("source", f"No loaded source has the id {source_id[:100]!r}.")
-    return source
-
-
-def _state_with_source(body: dict) -> tuple[PlaygroundState, Source | None]:
-    """The state of a body whose `source` is a bare id (the single-view endpoints)."""
-    source = _loaded_source(body.get("source"))
-    state = PlaygroundState.from_json({**body, "source": None})
-    if source is not None:
-        state = replace(state, source=SourceRef(source.id, source.kind, source.file_name))
-    return with_source_flags(state, source), source
-
-
 @blueprint.post("/api/outputs")
 def outputs() -> dict:
     """Every view the state's open tab shows (`view`), as the page gets them."""
@@ -90,12 +61,12 @@ def outputs() -> dict:
 def render() -> dict:
     """Render a conversation through a template, in the sandbox."""
     steps = pipeline()
-    state, source = with_source(PlaygroundState.from_json(json_body()).pinned(), steps)
+    state, source = steps.bind(PlaygroundState.from_json(json_body()).pinned())
     started = time.perf_counter()
     main = _prompt_or_raise(render_main(state, steps, source))
     return {
         "prompt": main.prompt,
-        "now": state.now,
+        "now": state.now_text,
         "generation_spans": [list(span) for span in main.generation_spans],
         "engine": main.engine,
         "rewrites": main.rewrites,
@@ -114,14 +85,19 @@ def _prompt_or_raise(rendering: Rendering) -> Rendering:
 @blueprint.post("/api/analyze")
 def analyze_template() -> dict:
     """Capabilities, content format, diagnostics, prefix stability and portability."""
-    state, source = _state_with_source(_object(json_body()))
-    return analysis_of(state, pipeline(), source).to_json()
+    steps = pipeline()
+    state, source = steps.bind(PlaygroundState.from_json(json_object(json_body())))
+    return analysis_of(state, steps, source).to_json()
 
 
-def _side(body: dict, name: str, source: Source | None, steps: Pipeline) -> Rendering:
-    """One side of a diff: its render body's prompt, or the template's error."""
-    state = with_source_flags(PlaygroundState.from_json(_object(body.get(name), name)), source)
-    return render_main(state, steps, source)
+def _side(
+    body: dict, name: str, source: SourceRef | None, steps: Pipeline
+) -> tuple[Rendering, Source | None]:
+    """One side of a diff with the body's source: its render body's prompt, or the
+    template's error."""
+    side = PlaygroundState.from_json(json_object(body.get(name), name))
+    state, loaded = steps.bind(replace(side, source=source))
+    return render_main(state, steps, loaded), loaded
 
 
 def _side_json(side: Rendering, comparison: Comparison) -> dict[str, Any]:
@@ -136,9 +112,9 @@ def _side_json(side: Rendering, comparison: Comparison) -> dict[str, Any]:
 def diff_prompts() -> dict:
     """Both prompts, character-level opcodes, and token-level ones with a tokenizer: the
     Diff view's comparison (`compare_sides`) of any two render bodies."""
-    body = _object(json_body())
-    source, steps = _loaded_source(body.get("source")), pipeline()
-    left, right = _side(body, "left", source, steps), _side(body, "right", source, steps)
+    body = json_object(json_body())
+    ref, steps = SourceRef.from_json(body.get("source")), pipeline()
+    (left, source), (right, _) = _side(body, "left", ref, steps), _side(body, "right", ref, steps)
     by_tokens = source is not None and source.can_tokenize
     tokens_of = tokens_with(steps.store, source, None) if by_tokens else None
     comparison = compare_sides(left, right, steps.limits, tokens_of)
@@ -159,11 +135,13 @@ def diff_prompts() -> dict:
 @blueprint.post("/api/command")
 def command_lines() -> dict:
     """Command lines that run a model with this template, for each engine and form."""
-    body = _object(json_body())
+    body = json_object(json_body())
     model = body.get("model")
     if model is not None and type(model) is not str:
         raise RequestError("model", "'model' must be a file name.")
     # The conversation is optional here: the commands that send one send none then.
     state = PlaygroundState.from_json({**body, "messages": body.get("messages") or []})
-    commands, facts = commands_of(state, pipeline(), model)
+    steps = pipeline()
+    state, source = steps.bind(state)
+    commands, facts = commands_of(state, steps, model, source)
     return {"commands": [line.to_json() for line in commands], **facts}

@@ -11,8 +11,8 @@ from markupsafe import Markup, escape
 
 from app.analysis.examples import EXAMPLES
 from app.answers.menu import KINDS as COMPLETION_KINDS
-from app.display.origin import template_origin
-from app.display.outputs import build_outputs
+from app.pipeline.origin import template_origin
+from app.pipeline.outputs import build_outputs
 from app.render.engines import engine_list, named_engines, parser_choices
 from app.state import PlaygroundState
 from app.state.form import first_visit, form_values, state_from_form

@@ -8,6 +8,7 @@ from flask import Blueprint, Flask, current_app
 
 from app.config import max_upload_bytes
 from app.errors import RequestError
+from app.request_body import json_object
 from app.sources.hub import Reference, parse_reference
 from app.sources.remote_sources import RemoteSettings, RemoteSources
 from app.web.admission import sandbox_slot
@@ -45,7 +46,7 @@ def remote_sources() -> RemoteSources:
 @blueprint.post("/api/sources/hub")
 def load_hub() -> tuple[dict, int]:
     """`{"repo", "revision"?, "file"?}`: a Hub repository's source, or its GGUF files."""
-    body = _object()
+    body = json_object(json_body())
     text = _string(body, "repo", required=True)
     reference = parse_reference(text, remote_sources().hub.endpoint)
     if reference is None:
@@ -60,14 +61,7 @@ def load_hub() -> tuple[dict, int]:
 @blueprint.post("/api/sources/url")
 def load_url() -> tuple[dict, int]:
     """`{"url"}`: the source of a GGUF file's header, read by Range requests."""
-    return remote_sources().load_url(_string(_object(), "url", required=True)), 200
-
-
-def _object() -> dict[str, Any]:
-    body = json_body()
-    if type(body) is not dict:
-        raise RequestError(None, "The request body must be a JSON object.")
-    return body
+    return remote_sources().load_url(_string(json_object(json_body()), "url", required=True)), 200
 
 
 def _string(body: dict[str, Any], name: str, *, required: bool = False) -> str | None:

@@ -16,6 +16,7 @@ from app.state import PlaygroundState
 from app.state.form import state_from_form
 from app.untrusted_json import JSONRefused
 from app.web.api import json_body, max_json_depth
+from app.web.outputs import pipeline
 
 blueprint = Blueprint("shares", __name__)
 
@@ -57,8 +58,9 @@ def load_share(share_id: str) -> PlaygroundState | None:
 
 @blueprint.post("/api/shares")
 def create_share() -> tuple[dict, int]:
-    """Store a state: 201 when new, 200 when the same state was already shared."""
-    return store_share(PlaygroundState.from_json(json_body()))
+    """Store a state: 201 when new, 200 when the same state was already shared; a bare
+    source id is stored as what the loaded source is (its kind and file)."""
+    return store_share(pipeline().named(PlaygroundState.from_json(json_body())))
 
 
 @blueprint.post("/fragments/share")

@@ -8,12 +8,14 @@ from flask import Blueprint, current_app, request
 
 from app.budget import OverLimit
 from app.config import max_upload_bytes
-from app.display.token_data import compact_tokens
 from app.errors import NotFound, RequestError
+from app.pipeline.token_data import compact_tokens
+from app.request_body import json_object
 from app.sources.gguf import IncompleteHeader
 from app.sources.hf import is_utf8
 from app.sources.store import SourceRefused, SourceStore
 from app.sources.worker import Refused
+from app.state import SourceRef
 from app.tokens.vocab import Token
 from app.web.api import json_body
 
@@ -82,12 +84,11 @@ def tokenize_text() -> tuple[dict, int]:
     At most `PLAYGROUND_TOKENS_PER_ANSWER` tokens per answer: `offset` and `limit` page
     through the rest, and `count` is always the whole text's.
     """
-    body = json_body()
-    if type(body) is not dict:
-        raise RequestError(None, "The request body must be a JSON object.")
-    source_id, text = body.get("source"), body.get("text")
-    if type(source_id) is not str:
+    body = json_object(json_body())
+    ref, text = SourceRef.from_json(body.get("source")), body.get("text")
+    if ref is None:
         raise RequestError("source", "'source' must be the id of a loaded source.")
+    source_id = ref.id
     if type(text) is not str:
         raise RequestError("text", "'text' must be a string.")
     flags = {name: body.get(name, default) for name, default in _FLAGS.items()}

@@ -35,13 +35,13 @@ class Origin:
 
 
 def template_origin(state: PlaygroundState, source: Source | None, library: Library) -> Origin:
-    """Name the origin of `state.template`; `source` is the loaded source, if stored."""
+    """Name the origin of the state's template; `source` is the loaded source, if stored."""
     entry = library.entry(state.library) if state.library else None
     loaded = library.template(entry.name) if entry is not None else None
-    if entry is not None and loaded is not None and still_from(loaded, state.template):
-        modified = loaded != state.template
+    if entry is not None and loaded is not None and still_from(loaded, state.request.template):
+        modified = loaded != state.request.template
         return Origin("library", entry.title, entry.file, modified=modified, notes_entry=entry)
-    same = library.matching(state.template)
+    same = library.matching(state.request.template)
     file_name = model = None
     if state.source is not None:
         file_name = state.source.file_name or (source.file_name if source else None)
@@ -51,7 +51,7 @@ def template_origin(state: PlaygroundState, source: Source | None, library: Libr
     # template tabs take it.
     name = (state.source.template_name or "default") if state.source else None
     if source is not None and name in source.templates:
-        modified = source.templates[name] != state.template
+        modified = source.templates[name] != state.request.template
         return Origin("source", name, file_name, model, modified, same, same is not None)
     return Origin("typed", None, file_name, model, notes_entry=same, same_text=same is not None)
 

@@ -1,11 +1,11 @@
 """One state in, every output view out: the page's data flow in one place (state ->
 sandboxed render -> prompt -> tokens -> views), kept free of Flask.
 
-`build_outputs(state, pipeline)` gives the typed `Outputs` (`app.display.views`) that the
+`build_outputs(state, pipeline)` gives the typed `Outputs` (`app.pipeline.views`) that the
 page's fragment and its JSON twin both write out. The API's older endpoints are steps of
 the same pipeline: `/api/render` is `render_main`, `/api/diff` two of those and
-`compare_sides` (`app.display.comparison`), `/api/analyze` `analysis_of`, `/api/command`
-`commands_of`; each starts from `with_source`, as `build_outputs` does.
+`compare_sides` (`app.pipeline.comparison`), `/api/analyze` `analysis_of`, `/api/command`
+`commands_of`; each starts from `Pipeline.bind`, as `build_outputs` does.
 What is computed follows the open view (`state.view`): the prompt always; its tokens for
 the Tokens and Diff views; the analysis and the command lines only while theirs is open.
 """
@@ -31,12 +31,12 @@ from app.answers.reading import (
     check_completion_size,
     read_completion,
 )
-from app.display.comparison import compare_sides
-from app.display.hints import missing_field_hint
-from app.display.prompt import prompt_marks
-from app.display.tokens_view import TokensOf, id_blocks, tokens_view, tokens_with
-from app.display.views import Comparison, Outputs, PageLimits, Rendering
 from app.errors import RequestError
+from app.pipeline.comparison import compare_sides
+from app.pipeline.hints import missing_field_hint
+from app.pipeline.prompt import prompt_marks
+from app.pipeline.tokens_view import TokensOf, id_blocks, tokens_view, tokens_with
+from app.pipeline.views import Comparison, Outputs, PageLimits, Rendering
 from app.problems import LOAD_ERROR, TemplateProblem
 from app.render.client import as_sent
 from app.render.command_line import CommandLine
@@ -74,26 +74,34 @@ class Pipeline:
         except SourceRefused:
             return None
 
+    def bind(self, state: PlaygroundState) -> tuple[PlaygroundState, Source | None]:
+        """The state's source (its tokenizer built), and the state as that source says:
+        every output of a state starts here, once.
 
-def with_source_flags(state: PlaygroundState, source: Source | None) -> PlaygroundState:
-    """The state with what its vocabulary says: llama.cpp strips the BOS/EOS text that a
-    vocabulary adds by itself."""
-    if source is None:
-        return state
-    return replace(
-        state,
-        add_bos_token=state.add_bos_token or bool(source.add_bos_token),
-        add_eos_token=state.add_eos_token or bool(source.add_eos_token),
-    )
+        A bare id must name a loaded source (`named`); a source object that is gone since
+        (a share's, expired) is left out. The vocabulary's flags come along: llama.cpp
+        strips the BOS/EOS text that a vocabulary adds by itself.
+        """
+        state = self.named(state)
+        source = self.source_of(state)
+        if source is None:
+            return state, None
+        asked = state.request
+        return state.asking(
+            add_bos_token=asked.add_bos_token or bool(source.add_bos_token),
+            add_eos_token=asked.add_eos_token or bool(source.add_eos_token),
+        ), source
 
-
-def with_source(
-    state: PlaygroundState, pipeline: Pipeline
-) -> tuple[PlaygroundState, Source | None]:
-    """The state's source (its tokenizer built), and the state with what that source's
-    vocabulary says: every output of a state starts here."""
-    source = pipeline.source_of(state)
-    return with_source_flags(state, source), source
+    def named(self, state: PlaygroundState) -> PlaygroundState:
+        """The state with a bare source id replaced by what the loaded source is (kind,
+        file), as a share stores it; a `RequestError` when no source has that id."""
+        if state.source is None or not state.source.bare:
+            return state
+        source = self.store.get(state.source.id)
+        if source is None:
+            message = f"No loaded source has the id {state.source.id[:100]!r}."
+            raise RequestError("source", message)
+        return replace(state, source=SourceRef(source.id, source.kind, source.file_name))
 
 
 def render_main(
@@ -150,8 +158,11 @@ def compare(
     if main.prompt is None:
         return None
     if other := state.compared_engine():
-        right = render_main(replace(state, engine=other), pipeline, source)
-        labels = {"label": f"the {other} engine", "left_label": f"the {state.engine} engine"}
+        right = render_main(state.asking(engine=other), pipeline, source)
+        labels = {
+            "label": f"the {other} engine",
+            "left_label": f"the {state.request.engine} engine",
+        }
     elif state.compare_template:
         right = render_main(state, pipeline, source, state.compare_template)
         labels = {"label": "the compared template", "left_label": "this template"}
@@ -184,16 +195,17 @@ def commands_of(
     """Every engine's command lines, and what they learnt of the template (and of the
     loaded `source`: which programs would not load it, `model_refusals`); raises
     `TemplateProblem` when the template cannot even be probed (too large, say)."""
-    facts = pipeline.pool.run(template_facts, state.template, state.kwargs, state.special_tokens)
+    asked = state.request
+    facts = pipeline.pool.run(template_facts, asked.template, asked.kwargs, asked.special_tokens)
     files = model_files(source)
     commands = build_command_lines(
-        state.template,
-        state.kwargs,
+        asked.template,
+        asked.kwargs,
         model,
-        messages=state.messages,
-        tools=state.tools,
-        add_generation_prompt=state.add_generation_prompt,
-        special_tokens=state.special_tokens,
+        messages=asked.messages,
+        tools=asked.tools,
+        add_generation_prompt=asked.add_generation_prompt,
+        special_tokens=asked.special_tokens,
         parsers=state.parsers,
         model_refusals=model_refusals(files) if files else {},
         **facts,
@@ -244,7 +256,7 @@ def gguf_file(state: PlaygroundState) -> str | None:
 def build_outputs(state: PlaygroundState, pipeline: Pipeline) -> Outputs:
     """Render the state and derive every view it shows from the prompt."""
     # Tokens and vocabulary checks need the tokenizer: the render waits for its build.
-    state, source = with_source(state, pipeline)
+    state, source = pipeline.bind(state)
     main = render_main(state, pipeline, source)
     tokens_of = tokens_with(pipeline.store, source, pipeline.limits.tokens)
     request = state.render_request()
@@ -262,10 +274,10 @@ def build_outputs(state: PlaygroundState, pipeline: Pipeline) -> Outputs:
         token_id_blocks=id_blocks(view.ids),
         message_tokens=view.per_message,
         comparison=compare(state, pipeline, main, source, tokens_of),
-        command=first_command(state.template, model),
+        command=first_command(state.request.template, model),
         no_commands=without_commands(),
         model=model,
-        now=state.now,
+        now=state.now_text,
     )
     if state.view == "command":
         # Also when this engine refuses the template (Edge-LLM will not load it): the

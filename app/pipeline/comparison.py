@@ -2,7 +2,7 @@
 page's limits, and the token diff when a vocabulary is loaded.
 
 `compare_sides` is the one way two prompts are compared: the page's Diff view (against the
-other engine or the compare template, `app.display.outputs.compare`) and `/api/diff` (any
+other engine or the compare template, `app.pipeline.outputs.compare`) and `/api/diff` (any
 two renders) both answer from it.
 """
 
@@ -19,9 +19,9 @@ from app.analysis.diff import (
     token_opcodes,
     unified,
 )
-from app.display.token_data import columns
-from app.display.tokens_view import TokensOf
-from app.display.views import Comparison, PageLimits, Rendering
+from app.pipeline.token_data import columns
+from app.pipeline.tokens_view import TokensOf
+from app.pipeline.views import Comparison, PageLimits, Rendering
 from app.sources.store import TokenizerUnavailable
 from app.tokens.vocab import Token
 

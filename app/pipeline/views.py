@@ -2,7 +2,7 @@
 their JSON forms are the page's JSON twin (`POST /api/outputs`) and, piece by piece, the
 answers of `/api/render`, `/api/diff`, `/api/analyze` and `/api/command`.
 
-`app.display.outputs` builds them; nothing here renders or tokenizes.
+`app.pipeline.outputs` builds them; nothing here renders or tokenizes.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ class Rendering:
     caveats: list[str] = field(default_factory=list)
     #: How the request was shaped as the engine's callers send it (`app.render.client`).
     sent_as: list[str] = field(default_factory=list)
-    #: The page's own word on the problem: which message it tripped on (`display.hints`).
+    #: The page's own word on the problem: which message it tripped on (`pipeline.hints`).
     hint: str | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -114,7 +114,7 @@ class Outputs:
 
     main: Rendering
     source: Source | None
-    #: The Tokens view as compact data (`app.display.token_data`), or None without tokens
+    #: The Tokens view as compact data (`app.pipeline.token_data`), or None without tokens
     #: or while another view is open (`main.tokens` still says how many there are).
     token_data: dict[str, Any] | None
     tokens_note: str | None

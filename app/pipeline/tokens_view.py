@@ -12,7 +12,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from app.display.token_data import (
+from app.pipeline.token_data import (
     ids_json,
     message_ends_of,
     token_data,

@@ -3,7 +3,7 @@
 `prompt_marks` finds, in one pass of one compiled regex, the given special tokens and
 strings that look like a template's control markers: what the page highlights (the
 browser finds whitespace itself, on screen only).
-(Tokens are lined up with their text in `app.display.token_data`.)
+(Tokens are lined up with their text in `app.pipeline.token_data`.)
 """
 
 from __future__ import annotations
