@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from app.render.engines.vllm.answers import reasoning_parsers, tool_parsers
+from app.render.engines.vllm.answers.registry import REASONING_PARSERS, TOOL_PARSERS
 from app.render.engines.vllm.answers.suggest import suggest
 
 #: What vLLM itself rendered for the shared templates × the corpus (`bench/record_vllm.py`).
@@ -301,7 +301,7 @@ NOT_REPRODUCIBLE.update(
 def suggest_each(templates: dict[str, str]) -> dict[str, tuple[str, str]]:
     """The (tool, reasoning) pair `suggest` picks for each template by name, among the
     registered parsers (the table tests/support/vllm/answers/suggestions.json records)."""
-    tools, reasonings = set(tool_parsers()), set(reasoning_parsers())
+    tools, reasonings = set(TOOL_PARSERS), set(REASONING_PARSERS)
     pairs = {}
     for name, text in templates.items():
         found = suggest(text, tools, reasonings)
