@@ -108,3 +108,12 @@ def test_a_sandbox_worker_imports_no_flask_tokenizers_or_gguf():
         [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True
     )
     assert found.stdout.strip() == "[]"
+
+
+def test_each_engine_class_is_in_its_package_engine_module():
+    """Every engine package keeps its engine's class in `engine.py`, whatever else it
+    holds (llama.cpp's render steps, vLLM's request rules)."""
+    for engine in engines.ENGINES.values():
+        module = type(engine).__module__
+        package = module.rpartition(".")[0]
+        assert package.startswith("app.render.engines.") and module == f"{package}.engine"

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from app.render.engines.llamacpp.render import LlamaCppEngine
+from app.render.engines.llamacpp.engine import LlamaCppEngine
 from tests.support.llamacpp_recorded import ANSWERS, CONSTRUCTS, RENDERS, TEST_CHAT
 from tests.support.shared_data import TEMPLATES_DIR, needs_shared, template_files
 

@@ -21,7 +21,8 @@ import pytest
 
 from app.problems import TemplateProblem
 from app.render.core import Rendered, RenderRequest, render_with
-from app.render.engines.llamacpp.render import KNOWN_DIFFERENCES, LlamaCppEngine
+from app.render.engines.llamacpp.engine import LlamaCppEngine
+from app.render.engines.llamacpp.render import KNOWN_DIFFERENCES
 from tests.support.llamacpp_recorded import CONSTRUCTS, RENDERS, load
 from tests.support.shared_data import LLAMA_SERVER_RENDERS, TEMPLATES_DIR, require_shared
 
