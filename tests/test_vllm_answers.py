@@ -21,11 +21,11 @@ import pytest
 
 from app.render.answer import AnswerRequest
 from app.render.core import RenderRequest
-from app.render.engines.vllm.answers import parser_options, read_answer
+from app.render.engines.vllm.answers import parser_options
 from app.render.engines.vllm.answers.base import ParserInput
 from app.render.engines.vllm.answers.registry import REASONING_PARSERS, TOOL_PARSERS
-from app.render.limits import DEFAULT_LIMITS
 from tests.support import REPO
+from tests.support.reading import read_by
 from tests.support.shared_data import needs_shared, template_files
 from tests.support.timing import cpu_seconds
 from tests.support.vllm import suggest_each
@@ -95,7 +95,7 @@ def test_read_answer_matches_vllm_serve(parser: str, case: dict[str, Any]) -> No
         template="", messages=[], tools=case["tools"], kwargs=case.get("kwargs") or {}
     )
     options = {"tool_call_parser": tool, "reasoning_parser": reasoning}
-    answer = read_answer(AnswerRequest(render, case["text"], options), DEFAULT_LIMITS)
+    answer = read_by("vllm", AnswerRequest(render, case["text"], options))
     ours = {
         "content": answer.content,
         "reasoning": answer.reasoning_content,
@@ -212,9 +212,7 @@ def test_no_tools_means_tool_choice_none() -> None:
     """Without tools in the request vLLM does not return the calls, and says so."""
     text = "<tool_call>" + W + "</tool_call>"
     render = RenderRequest(template="", messages=[])
-    answer = read_answer(
-        AnswerRequest(render, text, {"tool_call_parser": "hermes"}), DEFAULT_LIMITS
-    )
+    answer = read_by("vllm", AnswerRequest(render, text, {"tool_call_parser": "hermes"}))
     assert answer.tool_calls == () and answer.content == text
     assert "tool_choice" in answer.notes[0]
 
@@ -261,7 +259,7 @@ def test_read_answer_on_hostile_completion(tool: str, reasoning: str, unit: str)
     options = {"tool_call_parser": tool, "reasoning_parser": reasoning}
 
     def read(t: str) -> Callable[[], object]:
-        return lambda: read_answer(AnswerRequest(render, t, options), DEFAULT_LIMITS)
+        return lambda: read_by("vllm", AnswerRequest(render, t, options))
 
     assert read(text)() is not None
     assert _best_time(read(text)) < 300 * max(_best_time(_scan(text)), 1e-4)

@@ -68,7 +68,8 @@ def first_command(template: str, model: str | None) -> CommandLine:
 
 def without_commands() -> list[str]:
     """Why the engines without command lines have none, as the page says it."""
-    return [engine.no_command for engine in ENGINES.values() if engine.no_command]
+    helps = [engine.info.help for engine in ENGINES.values()]
+    return [said.no_command for said in helps if said.no_command]
 
 
 def template_facts(

@@ -6,11 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 from app.problems import TemplateProblem
-from app.render.answer import AnswerRequest, ParsedAnswer, ParserOption
 from app.render.command_line import CommandContext, CommandLine
-from app.render.core import Engine, Render, Rendered, RenderRequest
-from app.render.engines.llamacpp import answers as llamacpp_answers
+from app.render.core import Engine, EngineInfo, Render, Rendered, RenderRequest
 from app.render.engines.llamacpp import commands as llamacpp_commands
+from app.render.engines.llamacpp.answers import LlamaCppReader
 from app.render.engines.llamacpp.builtins import equivalent_builtin
 from app.render.engines.llamacpp.messages import LlamaCppInputError
 from app.render.engines.llamacpp.render import render_prompt
@@ -21,16 +20,20 @@ from app.render.limits import RenderLimits, check_template_size
 class LlamaCppEngine(Engine):
     """llama-server's `/apply-template`: its rewrites, variables and Jinja engine."""
 
-    openai_server = True
-    id = "llama.cpp"
-    name = "llama.cpp (llama-server)"
-    program_name = "llama-server"
-    #: The llama-server build whose recorded renders the tests compare against.
-    version = "b11434"
-    description = (
-        "What llama-server (build b11434) returns from /apply-template: its message "
-        "rewrites, its template variables and the semantics of its own Jinja engine."
+    info = EngineInfo(
+        id="llama.cpp",
+        name="llama.cpp (llama-server)",
+        #: The llama-server build whose recorded renders the tests compare against.
+        version="b11434",
+        description=(
+            "What llama-server (build b11434) returns from /apply-template: its message "
+            "rewrites, its template variables and the semantics of its own Jinja engine."
+        ),
+        program="llama-server",
+        openai_server=True,
     )
+    reader = LlamaCppReader()
+    command_rank = 0
 
     def render(self, request: RenderRequest, limits: RenderLimits) -> Rendered:
         """Render as llama-server would; a request it refuses is an `InvalidRequest`."""
@@ -40,8 +43,6 @@ class LlamaCppEngine(Engine):
             return render_prompt(request, bos, eos, limits)
         except LlamaCppInputError as error:
             raise TemplateProblem("InvalidRequest", str(error)) from None
-
-    command_rank = 0
 
     def capabilities(self, template: str, limits: RenderLimits) -> dict[str, bool]:
         """llama-server's `chat_template_caps`, detected by its probes."""
@@ -57,12 +58,3 @@ class LlamaCppEngine(Engine):
 
     def command_notes(self, facts: dict[str, Any]) -> dict[str, str]:
         return llamacpp_commands.command_notes(facts)
-
-    def answer_options(self, request: RenderRequest) -> tuple[ParserOption, ...]:
-        """`--reasoning-format` and the request's `parse_tool_calls`."""
-        return llamacpp_answers.parser_options(request)
-
-    def read_answer(self, answer: AnswerRequest, limits: RenderLimits) -> ParsedAnswer:
-        """The chat format and parser llama-server derives from the template, applied as
-        `common_chat_parse` applies it to a finished completion."""
-        return llamacpp_answers.read_answer(answer, limits)

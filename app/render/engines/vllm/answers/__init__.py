@@ -14,7 +14,7 @@ that fits a template.
 
 from __future__ import annotations
 
-from app.render.answer import AnswerRequest, ParsedAnswer, ParserOption, ToolCall
+from app.render.answer import AnswerReader, ParsedAnswer, ParserOption, ReadContext, ToolCall
 from app.render.core import RenderRequest
 from app.render.engines.vllm.answers.base import ParserInput
 from app.render.engines.vllm.answers.registry import (
@@ -30,8 +30,6 @@ from app.render.engines.vllm.answers.registry import (
 )
 from app.render.engines.vllm.answers.suggest import suggest
 from app.render.engines.vllm.answers.tool_openai import read_pair
-from app.render.engines.vllm.render import render
-from app.render.limits import RenderLimits, check_template_size
 
 
 def parser_options(request: RenderRequest) -> tuple[ParserOption, ...]:
@@ -50,28 +48,17 @@ def parser_options(request: RenderRequest) -> tuple[ParserOption, ...]:
     )  # fmt: skip
 
 
-def _prompt(answer: AnswerRequest, limits: RenderLimits) -> str | None:
-    """The prompt vLLM renders for the request (None when it does not render)."""
-    try:
-        check_template_size(answer.render.template, limits)
-        return render(answer.render, limits).prompt
-    except Exception:  # any failure, as `render_with` names it: vLLM renders no prompt
-        return None
-
-
 def _label(tool: str, reasoning: str) -> str:
     named = [name for name in (tool, reasoning) if name != "none"]
     return " + ".join(named) or "none"
 
 
-def _harmony(answer: AnswerRequest, tool: str, reasoning: str) -> ParsedAnswer | None:
+def _harmony(completion: str, request: RenderRequest, tool: str, reasoning: str) -> ParsedAnswer:
     """gpt-oss: vLLM reads Harmony with one parser for both flags (`tool_openai`)."""
-    if tool != HARMONY_TOOL and reasoning != HARMONY_REASONING:
-        return None
     reading = read_pair(
-        answer.completion, reasoning_parser=reasoning != "none", tool_parser=tool != "none"
+        completion, reasoning_parser=reasoning != "none", tool_parser=tool != "none"
     )
-    calls = tuple(reading.tool_calls) if tool != "none" and answer.render.tools else ()
+    calls = tuple(reading.tool_calls) if tool != "none" and request.tools else ()
     return ParsedAnswer(
         parser=_label(tool, reasoning),
         content=reading.content,
@@ -93,26 +80,39 @@ def _skipped_note(parser: ToolParser, name: str, content: str) -> tuple[str, ...
     )
 
 
-def read_answer(answer: AnswerRequest, limits: RenderLimits) -> ParsedAnswer:
-    """The assistant message vLLM's chat API returns for `answer.completion` with the
-    chosen parsers (a non-streaming request with the render request's tools and kwargs)."""
-    options = parser_options(answer.render)
-    tool = answer.option(options, "tool_call_parser")
-    reasoning = answer.option(options, "reasoning_parser")
-    if (harmony := _harmony(answer, tool, reasoning)) is not None:
-        return harmony
-    kwargs = dict(answer.render.kwargs)
-    tools = answer.render.tools or None
-    special = tuple(answer.render.special_tokens.values())
+class VllmReader(AnswerReader):
+    """vLLM's chat API on a finished completion: the reasoning parser, then the tool
+    parser, with the flags the options choose."""
+
+    def options(self, request: RenderRequest) -> tuple[ParserOption, ...]:
+        """`--tool-call-parser` and `--reasoning-parser`, with the pair that fits the template."""
+        return parser_options(request)
+
+    def read(self, completion: str, context: ReadContext) -> ParsedAnswer:
+        """The assistant message vLLM's chat API returns for `completion` with the chosen
+        parsers (a non-streaming request with the render request's tools and kwargs)."""
+        tool, reasoning = context.options["tool_call_parser"], context.options["reasoning_parser"]
+        if tool == HARMONY_TOOL or reasoning == HARMONY_REASONING:
+            return _harmony(completion, context.request, tool, reasoning)
+        return _read(completion, context, tool, reasoning)
+
+
+def _read(completion: str, context: ReadContext, tool: str, reasoning: str) -> ParsedAnswer:
+    """The reasoning parser, then the tool parser, as `assemble_chat_message_fields` keeps
+    their readings."""
+    request = context.request
+    kwargs = dict(request.kwargs)
+    tools = request.tools or None
+    special = tuple(request.special_tokens.values())
     notes: list[str] = []
 
     said: str | None = None
-    content: str | None = answer.completion
+    content: str | None = completion
     if reasoning != "none":
         # vLLM hands the prompt to the parsers that ask whether it closed the thinking.
-        prompt = _prompt(answer, limits) if reasoning in READS_PROMPT else None
+        prompt = context.prompt if reasoning in READS_PROMPT else None
         given = ParserInput(tools, kwargs, special, prompt, tool_choice_none=tools is None)
-        split = REASONING_PARSERS[reasoning](answer.completion, given)
+        split = REASONING_PARSERS[reasoning](completion, given)
         said, content = split.reasoning, split.content
         notes += split.notes
 
