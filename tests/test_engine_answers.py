@@ -85,7 +85,7 @@ def test_vllm_works_out_its_options_and_its_prompt_once_per_reading(monkeypatch)
     """vLLM's reader takes the options and the prompt from its context: its options are
     worked out once (they were twice in the worker), its prompt rendered once."""
     counts: Counter[str] = Counter()
-    options, render = vllm_answers.parser_options, vllm_engine.server_render
+    options, render = vllm_answers.VllmReader.options, vllm_engine.server_render
 
     def counted(name, function):
         def call(*args, **kwargs):
@@ -94,7 +94,7 @@ def test_vllm_works_out_its_options_and_its_prompt_once_per_reading(monkeypatch)
 
         return call
 
-    monkeypatch.setattr(vllm_answers, "parser_options", counted("options", options))
+    monkeypatch.setattr(vllm_answers.VllmReader, "options", counted("options", options))
     monkeypatch.setattr(vllm_engine, "server_render", counted("render", render))
     request = RenderRequest(**{**REQUEST.__dict__, "engine": "vllm"})
     chosen = {"tool_call_parser": "hermes", "reasoning_parser": "qwen3"}

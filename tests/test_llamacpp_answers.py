@@ -24,7 +24,7 @@ import pytest
 
 from app.render.answer import AnswerRequest
 from app.render.core import RenderRequest
-from app.render.engines.llamacpp.answers import diffing, parser_options, read_completion
+from app.render.engines.llamacpp.answers import LlamaCppReader, diffing, read_completion
 from app.render.engines.llamacpp.answers.derive import analysis_for, chat_template
 from app.render.limits import DEFAULT_LIMITS
 from tests.support import REPO
@@ -153,7 +153,7 @@ def test_parse_tool_calls_false_changes_nothing_but_says_so() -> None:
 
 
 def test_options_are_llama_servers() -> None:
-    options = {o.name: o for o in parser_options(RenderRequest(template="", messages=[]))}
+    options = {o.name: o for o in LlamaCppReader().options(RenderRequest(template="", messages=[]))}
     assert options["reasoning_format"].choices == ("auto", "none", "deepseek")
     assert options["reasoning_format"].default == "auto"
     assert options["parse_tool_calls"].default == "true"

@@ -21,7 +21,7 @@ import pytest
 
 from app.render.answer import AnswerRequest
 from app.render.core import RenderRequest
-from app.render.engines.vllm.answers import parser_options
+from app.render.engines.vllm.answers import READER
 from app.render.engines.vllm.answers.base import ParserInput
 from app.render.engines.vllm.answers.registry import REASONING_PARSERS, TOOL_PARSERS
 from tests.support import REPO
@@ -198,7 +198,7 @@ def test_registry_and_options() -> None:
     assert set(MINE) <= set(TOOL_PARSERS)
     assert {"qwen3", "deepseek_r1"} <= set(REASONING_PARSERS)
     template = "{{ '<tool_call>' }}{{ '<think>' }}{{ '<|im_start|>' }}"
-    tool, reasoning = parser_options(RenderRequest(template=template, messages=[]))
+    tool, reasoning = READER.options(RenderRequest(template=template, messages=[]))
     assert (tool.name, tool.label, tool.choices[0]) == (
         "tool_call_parser",
         "--tool-call-parser",

@@ -54,7 +54,7 @@ class EdgeLlmReader(AnswerReader):
 
     def options(self, request: RenderRequest) -> tuple[ParserOption, ...]:
         """Its server's `--tool-call-parser` and `--reasoning-parser`, `auto` by default."""
-        return answers.parser_options()
+        return answers.OPTIONS
 
     def read(self, completion: str, context: ReadContext) -> ParsedAnswer:
         """The message its server returns: tool calls read first, then reasoning. With a

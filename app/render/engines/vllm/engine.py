@@ -22,7 +22,7 @@ from app.render.command_line import CommandContext, CommandLine
 from app.render.core import Engine, EngineInfo, Render, Rendered, RenderRequest
 from app.render.engines.transformers import TransformersEngine
 from app.render.engines.vllm import commands as vllm_commands
-from app.render.engines.vllm.answers import VllmReader, parser_options
+from app.render.engines.vllm.answers import READER
 from app.render.engines.vllm.content_format import detect_content_format
 from app.render.engines.vllm.contract import VLLM, Contract
 from app.render.engines.vllm.paths import other_paths
@@ -66,7 +66,7 @@ class VllmEngine(ServerEngine):
         ),
         openai_server=True,
     )
-    reader = VllmReader()
+    reader = READER
     contract = VLLM
     transformers = PINNED_TRANSFORMERS
     command_rank = 10
@@ -81,7 +81,7 @@ class VllmEngine(ServerEngine):
     def command_facts(self, template: str, special_tokens: dict[str, str], render: Render) -> dict:
         """The content format its server is told (what it would detect), and the parsers
         that fit the template (`--tool-call-parser`, `--reasoning-parser`)."""
-        options = parser_options(RenderRequest(template=template, messages=[]))
+        options = READER.options(RenderRequest(template=template, messages=[]))
         return {
             "content_format": self.content_format(template),
             "vllm_parsers": {option.name: option.default for option in options},

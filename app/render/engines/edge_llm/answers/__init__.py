@@ -59,11 +59,6 @@ OPTIONS = (
 )
 
 
-def parser_options() -> tuple[ParserOption, ...]:
-    """The server's two parser flags."""
-    return OPTIONS
-
-
 def call_id(index: int, name: str) -> str:
     """A stand-in for the random id Edge-LLM gives a call (`call_` and 24 hex digits of a
     uuid4): the same shape, the same for the same call, so pages and shares reproduce."""

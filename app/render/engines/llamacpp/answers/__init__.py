@@ -8,7 +8,7 @@ differential autoparser for every other template; `derive`), and reads the gener
 text with it (`common_chat_parse`: the generation prompt, then the completion). A
 completion the parser cannot read is an error (HTTP 500), not a message.
 
-`parser_options` lists the operator's choices (`--reasoning-format`, the request's
+`LlamaCppReader.options` lists the operator's choices (`--reasoning-format`, the request's
 `parse_tool_calls`); `LlamaCppReader` returns the message.
 """
 
@@ -38,38 +38,34 @@ from app.render.limits import RenderLimits
 REASONING_CHOICES = ("auto", "none", "deepseek")
 
 
-def parser_options(request: RenderRequest) -> tuple[ParserOption, ...]:
-    """llama-server's parsing choices: `--reasoning-format` and `parse_tool_calls`."""
-    return (
-        ParserOption(
-            name="reasoning_format",
-            label="--reasoning-format",
-            choices=REASONING_CHOICES,
-            default="auto",
-            why=(
-                "llama-server's default: reasoning goes to reasoning_content (auto reads "
-                "as deepseek for a complete answer); none leaves it in the content."
-            ),
-        ),
-        ParserOption(
-            name="parse_tool_calls",
-            label="parse_tool_calls",
-            choices=("true", "false"),
-            default="true",
-            why=(
-                "The request field's default; at this build no parser reads it, so the "
-                "tool calls are parsed either way."
-            ),
-        ),
-    )
-
-
 class LlamaCppReader(AnswerReader):
     """llama-server's `common_chat_parse` on a finished completion."""
 
     def options(self, request: RenderRequest) -> tuple[ParserOption, ...]:
-        """`--reasoning-format` and the request's `parse_tool_calls`."""
-        return parser_options(request)
+        """llama-server's parsing choices: `--reasoning-format` and the request's
+        `parse_tool_calls`, whatever the template."""
+        return (
+            ParserOption(
+                name="reasoning_format",
+                label="--reasoning-format",
+                choices=REASONING_CHOICES,
+                default="auto",
+                why=(
+                    "llama-server's default: reasoning goes to reasoning_content (auto reads "
+                    "as deepseek for a complete answer); none leaves it in the content."
+                ),
+            ),
+            ParserOption(
+                name="parse_tool_calls",
+                label="parse_tool_calls",
+                choices=("true", "false"),
+                default="true",
+                why=(
+                    "The request field's default; at this build no parser reads it, so the "
+                    "tool calls are parsed either way."
+                ),
+            ),
+        )
 
     def read(self, completion: str, context: ReadContext) -> ParsedAnswer:
         """The assistant message llama-server returns for `completion` (non-streamed)."""

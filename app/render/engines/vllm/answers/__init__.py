@@ -32,22 +32,6 @@ from app.render.engines.vllm.answers.suggest import suggest
 from app.render.engines.vllm.answers.tool_openai import read_pair
 
 
-def parser_options(request: RenderRequest) -> tuple[ParserOption, ...]:
-    """`--tool-call-parser` and `--reasoning-parser`, defaulting to the pair that fits
-    the request's template."""
-    pick = suggest(request.template, set(TOOL_PARSERS), set(REASONING_PARSERS))
-    return (
-        ParserOption(
-            "tool_call_parser", "--tool-call-parser", ("none", *sorted(TOOL_PARSERS)), pick.tool,
-            pick.tool_why,
-        ),
-        ParserOption(
-            "reasoning_parser", "--reasoning-parser", ("none", *sorted(REASONING_PARSERS)),
-            pick.reasoning, pick.reasoning_why,
-        ),
-    )  # fmt: skip
-
-
 def _label(tool: str, reasoning: str) -> str:
     named = [name for name in (tool, reasoning) if name != "none"]
     return " + ".join(named) or "none"
@@ -85,8 +69,19 @@ class VllmReader(AnswerReader):
     parser, with the flags the options choose."""
 
     def options(self, request: RenderRequest) -> tuple[ParserOption, ...]:
-        """`--tool-call-parser` and `--reasoning-parser`, with the pair that fits the template."""
-        return parser_options(request)
+        """`--tool-call-parser` and `--reasoning-parser`, defaulting to the pair that fits
+        the request's template."""
+        pick = suggest(request.template, set(TOOL_PARSERS), set(REASONING_PARSERS))
+        return (
+            ParserOption(
+                "tool_call_parser", "--tool-call-parser", ("none", *sorted(TOOL_PARSERS)),
+                pick.tool, pick.tool_why,
+            ),
+            ParserOption(
+                "reasoning_parser", "--reasoning-parser", ("none", *sorted(REASONING_PARSERS)),
+                pick.reasoning, pick.reasoning_why,
+            ),
+        )  # fmt: skip
 
     def read(self, completion: str, context: ReadContext) -> ParsedAnswer:
         """The assistant message vLLM's chat API returns for `completion` with the chosen
@@ -95,6 +90,10 @@ class VllmReader(AnswerReader):
         if tool == HARMONY_TOOL or reasoning == HARMONY_REASONING:
             return _harmony(completion, context.request, tool, reasoning)
         return _read(completion, context, tool, reasoning)
+
+
+#: The one reader: the engine's, and what its command lines ask which parsers fit.
+READER = VllmReader()
 
 
 def _read(completion: str, context: ReadContext, tool: str, reasoning: str) -> ParsedAnswer:
