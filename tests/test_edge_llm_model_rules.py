@@ -20,7 +20,7 @@ from werkzeug.datastructures import MultiDict
 
 from app.problems import LOAD_ERROR, TemplateProblem
 from app.render.engines import ENGINES
-from app.render.engines.edge_llm.engine import loaded
+from app.render.engines.edge_llm.loading import loaded
 from app.render.limits import RenderLimits
 
 CHATML = (

@@ -209,7 +209,7 @@ def _engine_names() -> set[str]:
         names |= set(re.findall(r"\(([^\s(),]+)\)", info.name))
     context = CommandContext(template="{{ messages }}", kwargs={})
     for writer in command_writers():
-        names |= {line.program for line in writer.command_lines(context)}
+        names |= {line.program for line in writer.lines(context)}
     return names
 
 

@@ -22,7 +22,7 @@ from app.problems import TemplateProblem, limit_exceeded
 from app.render import engines
 from app.render.core import RenderRequest
 from app.render.engines import ENGINES
-from app.render.engines.edge_llm.engine import loaded
+from app.render.engines.edge_llm.loading import loaded
 from app.render.limits import RenderLimits
 from app.text import common_prefix_length
 from tests.support.edge_llm import recorded

@@ -126,7 +126,7 @@ class Outputs:
     analysis_problem: TemplateProblem | None = None
     commands: list[CommandLine] | None = None
     #: What the engines learnt of the template for their command lines, and what their
-    #: notes say of it (`Engine.command_facts`, `Engine.command_notes`).
+    #: notes say of it (`CommandWriter.facts`, `CommandWriter.notes`).
     facts: dict[str, Any] = field(default_factory=dict)
     command_notes: dict[str, str] = field(default_factory=dict)
     #: Why the engines without command lines have none (`Help.no_command`).

@@ -9,10 +9,9 @@ prepare and render, and turns whatever goes wrong into a `TemplateProblem`.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from app.errors import bounded_lines
 from app.problems import TemplateProblem, limit_exceeded, problem_from_exception
@@ -24,7 +23,7 @@ from app.render.answer import (
     ReadContext,
     Reading,
 )
-from app.render.command_line import CommandContext, CommandLine
+from app.render.command_line import CommandWriter
 from app.render.limits import DEFAULT_LIMITS, RenderLimits, check_template_size
 from app.render.render_request import RenderRequest
 
@@ -39,10 +38,6 @@ class ModelFiles:
     named_templates: tuple[str, ...] = ()
     #: Whether a `chat_template.json` holds a template (a processor's).
     json_template: bool = False
-
-
-#: A template's prompt for a conversation, by the reference engine (None when it fails).
-Render = Callable[[list[dict[str, Any]], bool], "str | None"]
 
 
 @dataclass(frozen=True)
@@ -115,8 +110,8 @@ class EngineInfo:
 class Engine(ABC):
     """One program's chat-template rendering, registered by `info.id` in
     `app.render.engines`: what it is (`info`), how it renders (`prepare`, `render`), how
-    it reads answers (`reader`), the command lines it writes, and what the Analysis view
-    asks of it.
+    it reads answers (`reader`), how its command lines are written (`commands`), and what
+    the Analysis view asks of it.
 
     Engines run inside sandbox workers: they may raise anything, and `render_with`
     names it. They never import Flask.
@@ -126,8 +121,9 @@ class Engine(ABC):
     #: How it reads the model's answer (None: `info.help.no_parser` says what its
     #: program does instead).
     reader: ClassVar[AnswerReader | None] = None
-    #: Where its command lines come in the Command view, lowest first.
-    command_rank: ClassVar[int] = 100
+    #: How its command lines are written (None: `info.help.no_command` says why it has
+    #: none).
+    commands: ClassVar[CommandWriter | None] = None
 
     def prepare(self, request: RenderRequest) -> RenderRequest:
         """The request as this engine reads it, checked before any template code runs."""
@@ -140,21 +136,6 @@ class Engine(ABC):
     def capabilities(self, template: str, limits: RenderLimits) -> dict[str, bool] | None:
         """What the template supports as this engine probes it; None: it has no probe."""
         return None
-
-    def command_facts(self, template: str, special_tokens: dict[str, str], render: Render) -> dict:
-        """What its command lines need to know of the template, learnt in a sandbox worker;
-        `render(messages, add_generation_prompt)` is the template's prompt by the reference
-        engine (None when it fails). Its keys are part of `/api/command`'s answer."""
-        return {}
-
-    def command_lines(self, context: CommandContext) -> list[CommandLine]:
-        """The command lines that run its program with the template (`app.render.command_line`)."""
-        return []
-
-    def command_notes(self, facts: dict[str, Any]) -> dict[str, str]:
-        """Sentences the Command view says about its command lines, given what
-        `command_facts` learnt, by a short key (`backquoted` parts are code)."""
-        return {}
 
     def content_format(self, template: str) -> str | None:
         """The content format its program decides for `template` when told "auto"

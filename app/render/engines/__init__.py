@@ -8,14 +8,14 @@ it; nothing else names an engine.
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any
 
 from app.render.client import as_sent
-from app.render.command_line import CommandContext, CommandLine
+from app.render.command_line import CommandWriter
 from app.render.core import Engine, EngineInfo, ModelFiles, Rendered, RenderRequest, render_with
+from app.render.engines import mistralrs
 from app.render.engines.edge_llm import EdgeLlmEngine
 from app.render.engines.llamacpp import LlamaCppEngine
-from app.render.engines.mistralrs import MistralRs
 from app.render.engines.tgi import TgiEngine
 from app.render.engines.transformers import TransformersEngine
 from app.render.engines.transformersjs import TransformersJsEngine
@@ -36,16 +36,8 @@ STATING_ENGINE = LlamaCppEngine.info.id
 CONTENT_FORMAT_ENGINE = VllmEngine.info.id
 
 
-class CommandWriter(Protocol):
-    """What writes command lines: an engine, or a runtime the playground has no engine for."""
-
-    command_rank: int
-
-    def command_lines(self, context: CommandContext) -> list[CommandLine]: ...
-
-
 #: Runtimes without an engine, whose command lines the Command view lists too.
-RUNTIMES: list[CommandWriter] = [MistralRs()]
+RUNTIMES: list[CommandWriter] = [mistralrs.WRITER]
 
 
 def register(engine: Engine) -> None:
@@ -85,14 +77,16 @@ def named_engines() -> dict[str, EngineInfo]:
 
 def command_writers() -> list[CommandWriter]:
     """Every engine and runtime that writes command lines, in the Command view's order."""
-    return sorted([*ENGINES.values(), *RUNTIMES], key=lambda writer: writer.command_rank)
+    writers = [engine.commands for engine in ENGINES.values() if engine.commands is not None]
+    return sorted([*writers, *RUNTIMES], key=lambda writer: writer.rank)
 
 
 def command_notes(facts: dict[str, Any]) -> dict[str, str]:
-    """Every engine's notes on its command lines (`Engine.command_notes`)."""
+    """Every engine's notes on its command lines (`CommandWriter.notes`)."""
     notes: dict[str, str] = {}
     for engine in ENGINES.values():
-        notes.update(engine.command_notes(facts))
+        if engine.commands is not None:
+            notes.update(engine.commands.notes(facts))
     return notes
 
 

@@ -21,32 +21,24 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC, datetime
 
-from app.problems import LOAD_ERROR, TemplateProblem
+from app.problems import TemplateProblem
 from app.render.answer import AnswerReader, ParsedAnswer, ParserOption, ReadContext
-from app.render.command_line import CommandContext, CommandLine
-from app.render.core import Engine, EngineInfo, ModelFiles, Render, Rendered, RenderRequest
-from app.render.engines.edge_llm import answers, commands
+from app.render.core import Engine, EngineInfo, ModelFiles, Rendered, RenderRequest
+from app.render.engines.edge_llm import answers
+from app.render.engines.edge_llm import commands as edge_commands
 from app.render.engines.edge_llm.context import edge_context
 from app.render.engines.edge_llm.inja.render import (
-    LoadError,
     RenderError,
-    Template,
-    load,
     render,
 )
-from app.render.limits import RenderLimits, check_template_size
+from app.render.engines.edge_llm.loading import loaded
+from app.render.limits import RenderLimits
 
 #: What Edge-LLM's loader says of a model folder with `additional_chat_templates/`
 #: (chatTemplate.cpp, `ChatTemplate::Impl::load`, before it reads chat_template.jinja).
 NAMED_TEMPLATES_REFUSED = (
     "named provider chat templates are unsupported; the model must provide chat_template.jinja"
 )
-
-
-#: The largest chat_template.jinja Edge-LLM reads (limits::tokenizer::
-#: kChatTemplateFileSizeBytes), and what its loader says of a larger one (its path left out).
-MAX_TEMPLATE_BYTES = 1024 * 1024
-TOO_LARGE = "chat template exceeds size limit: ENGINE_DIR/chat_template.jinja (1 MiB)"
 
 
 class EdgeLlmReader(AnswerReader):
@@ -76,7 +68,7 @@ class EdgeLlmEngine(Engine):
     """TensorRT Edge-LLM's chat template: load with its Inja, shape, render."""
 
     info = EngineInfo(
-        id="edge-llm",
+        id=edge_commands.ENGINE_ID,
         name="TensorRT Edge-LLM",
         #: The public fork's commit whose cpp/chatTemplate/ and vendored Inja this follows.
         version="83f5f76 (Inja 3.5.0 patched)",
@@ -92,7 +84,7 @@ class EdgeLlmEngine(Engine):
         openai_server=True,
     )
     reader = EdgeLlmReader()
-    command_rank = 30
+    commands = edge_commands.WRITER
 
     def render(self, request: RenderRequest, limits: RenderLimits) -> Rendered:
         """Load the template, shape the request and render, as Edge-LLM does."""
@@ -105,23 +97,6 @@ class EdgeLlmEngine(Engine):
         except RenderError as error:
             raise TemplateProblem("RenderError", error.message, error.line) from None
         return Rendered(prompt, [], rewrites)
-
-    def command_facts(self, template: str, special_tokens: dict[str, str], render: Render) -> dict:
-        """Whether Edge-LLM loads the template, and why not."""
-        try:
-            loaded(template, RenderLimits())
-        except TemplateProblem as problem:
-            return {"edge_llm_load_error": {"message": problem.message, "line": problem.line}}
-        return {"edge_llm_load_error": None}
-
-    def command_lines(self, context: CommandContext) -> list[CommandLine]:
-        """How to export, or serve, a model with the template (`commands`), with a warning
-        first when Edge-LLM would not load it: the model's refusal comes first, as in
-        Edge-LLM's loader, which looks for named templates before it parses."""
-        refused = context.facts.get("edge_llm_load_error") or {}
-        engine = self.info.id
-        refusal = context.facts.get("model_refusals", {}).get(engine) or refused.get("message")
-        return commands.command_lines(context, refusal, context.parsers.get(engine, {}))
 
     def model_refusal(self, model: ModelFiles) -> str | None:
         """Edge-LLM loads one default template: its loader and engine builder refuse
@@ -136,20 +111,6 @@ class EdgeLlmEngine(Engine):
             f"named templates {', '.join(model.named_templates)}: save the one to use as "
             "chat_template.jinja and delete any additional_chat_templates/ folder)"
         )
-
-
-def loaded(source: str, limits: RenderLimits) -> Template:
-    """`source` read and parsed as Edge-LLM's `InjaRenderer::load` does; a refusal is the
-    `LoadError` problem Edge-LLM's model loading fails with."""
-    check_template_size(source, limits)
-    if len(source.encode("utf-8", "surrogatepass")) > MAX_TEMPLATE_BYTES:
-        # The playground's own limit is lower unless an operator raised it.
-        raise TemplateProblem(LOAD_ERROR, f"Edge-LLM would not load this model: {TOO_LARGE}")
-    try:
-        return load(source)
-    except LoadError as error:
-        message = f"Edge-LLM would not load this model: {error}"
-        raise TemplateProblem(LOAD_ERROR, message, error.line, column=error.column) from None
 
 
 def _utc(moment: datetime) -> datetime:

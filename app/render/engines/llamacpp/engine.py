@@ -3,14 +3,10 @@ lines and answer parser, behind the engine interface."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from app.problems import TemplateProblem
-from app.render.command_line import CommandContext, CommandLine
-from app.render.core import Engine, EngineInfo, Render, Rendered, RenderRequest
+from app.render.core import Engine, EngineInfo, Rendered, RenderRequest
 from app.render.engines.llamacpp import commands as llamacpp_commands
 from app.render.engines.llamacpp.answers import LlamaCppReader
-from app.render.engines.llamacpp.builtins import equivalent_builtin
 from app.render.engines.llamacpp.messages import LlamaCppInputError
 from app.render.engines.llamacpp.render import render_prompt
 from app.render.engines.llamacpp.templates_init import template_capabilities
@@ -33,7 +29,7 @@ class LlamaCppEngine(Engine):
         openai_server=True,
     )
     reader = LlamaCppReader()
-    command_rank = 0
+    commands = llamacpp_commands.WRITER
 
     def render(self, request: RenderRequest, limits: RenderLimits) -> Rendered:
         """Render as llama-server would; a request it refuses is an `InvalidRequest`."""
@@ -48,13 +44,3 @@ class LlamaCppEngine(Engine):
         """llama-server's `chat_template_caps`, detected by its probes."""
         check_template_size(template, limits)
         return template_capabilities(template, limits)
-
-    def command_facts(self, template: str, special_tokens: dict[str, str], render: Render) -> dict:
-        """The built-in format that writes what the template writes on plain chats."""
-        return {"builtin": equivalent_builtin(render, special_tokens.get("bos_token"))}
-
-    def command_lines(self, context: CommandContext) -> list[CommandLine]:
-        return llamacpp_commands.command_lines(context)
-
-    def command_notes(self, facts: dict[str, Any]) -> dict[str, str]:
-        return llamacpp_commands.command_notes(facts)

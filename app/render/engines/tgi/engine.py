@@ -13,7 +13,6 @@ Its steps, in TGI's order (router/src/lib.rs `ChatRequest::try_into_generate`, t
 from __future__ import annotations
 
 from app.problems import limit_exceeded
-from app.render.command_line import CommandContext, CommandLine
 from app.render.core import Engine, EngineInfo, Help, Rendered, RenderRequest
 from app.render.engines.tgi import commands as tgi_commands
 from app.render.engines.tgi import template as tgi_template
@@ -49,10 +48,7 @@ class TgiEngine(Engine):
         ),
         openai_server=True,
     )
-    command_rank = 20
-
-    def command_lines(self, context: CommandContext) -> list[CommandLine]:
-        return tgi_commands.command_lines(context)
+    commands = tgi_commands.WRITER
 
     def render(self, request: RenderRequest, limits: RenderLimits) -> Rendered:
         """Reshape, render and continue as TGI's router does."""

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.render.command_line import CommandContext, CommandLine
 from app.render.core import Engine, EngineInfo, Rendered, RenderRequest
 from app.render.engines.transformers import chat
 from app.render.engines.transformers import commands as transformers_commands
@@ -27,10 +26,7 @@ class TransformersEngine(Engine):
         ),
     )
     reader = TransformersReader()
-    command_rank = 40
-
-    def command_lines(self, context: CommandContext) -> list[CommandLine]:
-        return transformers_commands.command_lines(context)
+    commands = transformers_commands.WRITER
 
     def prepare(self, request: RenderRequest) -> RenderRequest:
         """The checks and rewrites apply_chat_template makes before compiling (`chat`)."""

@@ -18,8 +18,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from app.render.command_line import CommandContext, CommandLine
-from app.render.core import Engine, EngineInfo, Render, Rendered, RenderRequest
+from app.render.core import Engine, EngineInfo, Rendered, RenderRequest
 from app.render.engines.transformers import TransformersEngine
 from app.render.engines.vllm import commands as vllm_commands
 from app.render.engines.vllm.answers import READER
@@ -69,7 +68,7 @@ class VllmEngine(ServerEngine):
     reader = READER
     contract = VLLM
     transformers = PINNED_TRANSFORMERS
-    command_rank = 10
+    commands = vllm_commands.WRITER
 
     def content_format(self, template: str) -> str:
         """What `--chat-template-content-format auto` decides for `template`."""
@@ -77,16 +76,3 @@ class VllmEngine(ServerEngine):
 
     def caveats(self, template: str, model: str | None) -> list[str]:
         return other_paths(template, model)
-
-    def command_facts(self, template: str, special_tokens: dict[str, str], render: Render) -> dict:
-        """The content format its server is told (what it would detect), and the parsers
-        that fit the template (`--tool-call-parser`, `--reasoning-parser`)."""
-        options = READER.options(RenderRequest(template=template, messages=[]))
-        return {
-            "content_format": self.content_format(template),
-            "vllm_parsers": {option.name: option.default for option in options},
-            "vllm_parser_choices": {option.name: list(option.choices) for option in options},
-        }
-
-    def command_lines(self, context: CommandContext) -> list[CommandLine]:
-        return vllm_commands.command_lines(context)
