@@ -3,8 +3,6 @@ answer in `answers`, command lines in `commands`)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from app.render.core import Engine, EngineInfo, Rendered, RenderRequest
 from app.render.engines.transformers import chat
 from app.render.engines.transformers import commands as transformers_commands
@@ -28,14 +26,11 @@ class TransformersEngine(Engine):
     reader = TransformersReader()
     commands = transformers_commands.WRITER
 
-    def prepare(self, request: RenderRequest) -> RenderRequest:
-        """The checks and rewrites apply_chat_template makes before compiling (`chat`)."""
-        return chat.prepare(request)
+    #: The checks and rewrites apply_chat_template makes before compiling.
+    prepare = staticmethod(chat.prepare)
+    #: The messages with their reasoning under every name templates read.
+    aliased = staticmethod(chat.aliased)
 
     def render(self, request: RenderRequest, limits: RenderLimits) -> Rendered:
         """Compile and render a prepared request (`chat`), its reasoning named by `aliased`."""
         return chat.render(request, limits, self.aliased)
-
-    def aliased(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """The messages with their reasoning under every name templates read (`chat`)."""
-        return chat.aliased(messages)

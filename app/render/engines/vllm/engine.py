@@ -70,9 +70,7 @@ class VllmEngine(ServerEngine):
     transformers = PINNED_TRANSFORMERS
     commands = vllm_commands.WRITER
 
-    def content_format(self, template: str) -> str:
-        """What `--chat-template-content-format auto` decides for `template`."""
-        return detect_content_format(template)
-
-    def caveats(self, template: str, model: str | None) -> list[str]:
-        return other_paths(template, model)
+    #: What `--chat-template-content-format auto` decides for a template.
+    content_format = staticmethod(detect_content_format)
+    #: The models vLLM renders another way than with the template.
+    caveats = staticmethod(other_paths)
