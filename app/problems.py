@@ -66,7 +66,7 @@ class TemplateProblem(ApiError):
 
 
 #: The type of a problem raised before any render: the program would not load the model
-#: with this template (an engine whose program checks it at load, `Engine.checks_at_load`).
+#: with this template (an engine whose program checks it at load, `EngineInfo.checks_at_load`).
 LOAD_ERROR = "LoadError"
 
 

@@ -89,7 +89,7 @@ def main() -> None:
         print(f"\n{name} ({len(completion):,} characters; a bare scan takes {floor:.2f} ms)")
         for engine in ENGINES.values():
             request = AnswerRequest(
-                replace(render, engine=engine.id),
+                replace(render, engine=engine.info.id),
                 completion,
                 response_template=response_template,
                 model_names=MODEL_NAMES,
@@ -99,11 +99,11 @@ def main() -> None:
                 continue
             times = timed(lambda e=engine, r=request: read_with(e, r, DEFAULT_LIMITS), args.runs)
             high = p95(times)
-            worst[engine.id] = max(worst.get(engine.id, 0.0), high)
+            worst[engine.info.id] = max(worst.get(engine.info.id, 0.0), high)
             parser_name = reading.answer.parser if reading.answer else "-"
             verdict = "ok" if high < GOAL_MS else f"OVER the {GOAL_MS:g} ms goal"
             print(
-                f"  {engine.id:<14} {parser_name:<22} p50 {statistics.median(times):7.2f} ms"
+                f"  {engine.info.id:<14} {parser_name:<22} p50 {statistics.median(times):7.2f} ms"
                 f"  p95 {high:7.2f} ms  {verdict}"
             )
     print("\nworst p95 per engine: " + ", ".join(f"{e} {t:.1f} ms" for e, t in worst.items()))

@@ -62,7 +62,7 @@ def test_the_file_form_comes_before_the_inline_form(client):
 
 
 def test_the_engines_note_on_a_builtin_shows_its_names_as_code(client):
-    # The note is llama.cpp's own (Engine.command_notes); its `backquoted` names are code.
+    # The note is llama.cpp's own (CommandWriter.notes); its `backquoted` names are code.
     data = {"template": Library().template("chatml"), "messages": json.dumps(HELLO)}
     html = client.post("/fragments/output", data={**data, "view": "command"}).get_data(True)
     note = html.split('id="builtin-note">', 1)[1].split("</p>", 1)[0]

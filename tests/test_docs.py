@@ -132,17 +132,19 @@ def test_every_page_is_reached_from_the_readme():
     assert {relative(p) for p in DOCS.rglob("*.md")} <= {relative(p) for p in reached}
 
 
-@pytest.mark.parametrize("engine", ENGINES.values(), ids=lambda engine: engine.id)
+@pytest.mark.parametrize("engine", ENGINES.values(), ids=lambda engine: engine.info.id)
 def test_every_engine_has_a_page_that_opens_with_the_release_it_follows(engine):
-    page = DOCS / "engines" / f"{engine.id}.md"
-    assert page.is_file(), f"docs/engines/{engine.id}.md is missing"
+    page = DOCS / "engines" / f"{engine.info.id}.md"
+    assert page.is_file(), f"docs/engines/{engine.info.id}.md is missing"
     opening = page.read_text(encoding="utf-8").split("\n\n", 2)[1]
-    assert engine.version.split()[0] in opening, f"its first paragraph names {engine.version}"
+    assert engine.info.version.split()[0] in opening, (
+        f"its first paragraph names {engine.info.version}"
+    )
     assert "**Modelled**" in page.read_text(encoding="utf-8")
     assert "**Not modelled**" in page.read_text(encoding="utf-8")
     index = (DOCS / "engines" / "README.md").read_text(encoding="utf-8")
-    row = next(line for line in index.splitlines() if f"]({engine.id}.md)" in line)
-    assert engine.version.split()[0] in row, f"the engines' table names {engine.version}"
+    row = next(line for line in index.splitlines() if f"]({engine.info.id}.md)" in line)
+    assert engine.info.version.split()[0] in row, f"the engines' table names {engine.info.version}"
 
 
 def test_the_anchors_are_the_ones_github_gives():

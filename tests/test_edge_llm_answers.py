@@ -166,7 +166,7 @@ def test_the_serve_line_carries_the_parsers() -> None:
 
     def serve(parsers: dict) -> str:
         context = CommandContext(template="x", kwargs={}, parsers=parsers)
-        (line,) = [c for c in EDGE.command_lines(context) if c.form == "serve"]
+        (line,) = [c for c in EDGE.commands.lines(context) if c.form == "serve"]
         return line.command.splitlines()[-1]
 
     assert serve({}).endswith("--tool-call-parser auto --reasoning-parser auto")

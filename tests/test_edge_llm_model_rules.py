@@ -20,7 +20,7 @@ from werkzeug.datastructures import MultiDict
 
 from app.problems import LOAD_ERROR, TemplateProblem
 from app.render.engines import ENGINES
-from app.render.engines.edge_llm.engine import loaded
+from app.render.engines.edge_llm.loading import loaded
 from app.render.limits import RenderLimits
 
 CHATML = (
@@ -107,7 +107,7 @@ def test_other_engines_render_the_model_and_the_matrix_says_edge_llm_would_not(c
     assert edge["load"]["message"].startswith(f"Edge-LLM would not load this model: {REFUSED}")
     assert edge["cases"] == []  # not rendered: nothing runs in a model that does not load
     assert all(
-        row["load"] is None for row in rows.values() if not ENGINES[row["id"]].checks_at_load
+        row["load"] is None for row in rows.values() if not ENGINES[row["id"]].info.checks_at_load
     )
 
 

@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from app.render import engines
-from app.render.core import Engine, Rendered, RenderRequest
+from app.render.core import Engine, EngineInfo, Rendered, RenderRequest
 from app.render.limits import RenderLimits
 from app.render.request import parse_render_request
 from oracles.llamacpp import recorded_build
@@ -24,10 +24,12 @@ from tests.support import REPO
 class EchoEngine(Engine):
     """A third engine: the messages' contents, joined."""
 
-    id = "echo"
-    name = "Echo (test)"
-    version = "0.1"
-    description = "Writes the contents of the messages, one per line."
+    info = EngineInfo(
+        id="echo",
+        name="Echo (test)",
+        version="0.1",
+        description="Writes the contents of the messages, one per line.",
+    )
 
     def render(self, request: RenderRequest, limits: RenderLimits) -> Rendered:
         return Rendered("\n".join(str(m.get("content")) for m in request.messages), [])
@@ -35,7 +37,7 @@ class EchoEngine(Engine):
 
 @pytest.fixture()
 def echo(monkeypatch):
-    monkeypatch.setitem(engines.ENGINES, EchoEngine.id, EchoEngine())
+    monkeypatch.setitem(engines.ENGINES, EchoEngine.info.id, EchoEngine())
 
 
 def test_api_lists_the_engines_with_the_versions_they_reproduce(client):
@@ -108,3 +110,12 @@ def test_a_sandbox_worker_imports_no_flask_tokenizers_or_gguf():
         [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True
     )
     assert found.stdout.strip() == "[]"
+
+
+def test_each_engine_class_is_in_its_package_engine_module():
+    """Every engine package keeps its engine's class in `engine.py`, whatever else it
+    holds (llama.cpp's render steps, vLLM's request rules)."""
+    for engine in engines.ENGINES.values():
+        module = type(engine).__module__
+        package = module.rpartition(".")[0]
+        assert package.startswith("app.render.engines.") and module == f"{package}.engine"

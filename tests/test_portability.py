@@ -22,7 +22,7 @@ from app.problems import TemplateProblem, limit_exceeded
 from app.render import engines
 from app.render.core import RenderRequest
 from app.render.engines import ENGINES
-from app.render.engines.edge_llm.engine import loaded
+from app.render.engines.edge_llm.loading import loaded
 from app.render.limits import RenderLimits
 from app.text import common_prefix_length
 from oracles.edge_llm import recorded
@@ -67,7 +67,7 @@ def test_every_registered_engine_has_a_row_over_every_conversation(client):
     assert report["conversations"] == CONVERSATIONS
     for r in report["engines"]:
         assert [c["conversation"] for c in r["cases"]] == CONVERSATIONS
-        assert r["version"] == ENGINES[r["id"]].version
+        assert r["version"] == ENGINES[r["id"]].info.version
     # ChatML renders the same everywhere the engines agree on the request.
     assert row(report, "transformers")["outcome"] == "reference"
 
@@ -245,7 +245,7 @@ def test_an_engines_cases_share_one_allowance(spender_client):
     assert spent["first_error"]["limit"] == "cpu_seconds"
 
 
-# Edge-LLM checks the template when it loads a model (`Engine.checks_at_load`): its row
+# Edge-LLM checks the template when it loads a model (`EngineInfo.checks_at_load`): its row
 # says "loads" or "fails at load" with Edge-LLM's reason and position, and for a template
 # it loads, which conversations its requests then fail on.
 

@@ -30,6 +30,7 @@ from app.render.engines.transformers import answers, content_parsers
 from app.render.engines.transformers.response_template import _tool_params, parse
 from app.render.limits import DEFAULT_LIMITS
 from oracles.transformers import PARSE_RESPONSE_CASES
+from tests.support.reading import read_by
 from tests.support.timing import cpu_seconds
 
 DATA = json.loads(PARSE_RESPONSE_CASES.read_text())
@@ -175,7 +176,9 @@ def _request(schema: dict | None, completion: str) -> AnswerRequest:
 
 
 def test_read_answer_uses_the_rendered_prompt_as_prefix() -> None:
-    found = answers.read_answer(_request(TEMPLATES["smollm"], "Hmm.</think>Hello!"), DEFAULT_LIMITS)
+    found = read_by(
+        "transformers", _request(TEMPLATES["smollm"], "Hmm.</think>Hello!"), DEFAULT_LIMITS
+    )
     assert (found.parser, found.reasoning_content, found.content) == (
         "parse_response",
         "Hmm.",
@@ -185,7 +188,9 @@ def test_read_answer_uses_the_rendered_prompt_as_prefix() -> None:
 
 def test_read_answer_tool_calls_as_json_text() -> None:
     text = '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>'
-    found = answers.read_answer(_request(TEMPLATES["smollm"], "</think>" + text), DEFAULT_LIMITS)
+    found = read_by(
+        "transformers", _request(TEMPLATES["smollm"], "</think>" + text), DEFAULT_LIMITS
+    )
     assert [(c.name, c.arguments) for c in found.tool_calls] == [
         ("get_weather", '{"city": "Paris"}')
     ]
@@ -193,14 +198,16 @@ def test_read_answer_tool_calls_as_json_text() -> None:
 
 @pytest.mark.parametrize("schema", [None, {"type": "object", "properties": {}}])
 def test_no_response_template(schema: dict | None) -> None:
-    found = answers.read_answer(_request(schema, "Hello"), DEFAULT_LIMITS)
+    found = read_by("transformers", _request(schema, "Hello"), DEFAULT_LIMITS)
     assert found.error and "response_template" in found.error and found.notes
-    assert answers.parser_options(_request(None, "").render) == ()
+    assert answers.TransformersReader().options(_request(None, "").render) == ()
 
 
 def test_read_answer_reports_transformers_error() -> None:
-    found = answers.read_answer(
-        _request(TEMPLATES["smollm"], "</think><tool_call>{</tool_call>"), DEFAULT_LIMITS
+    found = read_by(
+        "transformers",
+        _request(TEMPLATES["smollm"], "</think><tool_call>{</tool_call>"),
+        DEFAULT_LIMITS,
     )
     assert found.error.startswith("ValueError: json parser could not parse region as JSON")
 
@@ -220,8 +227,8 @@ HOSTILE = {
 def test_hostile_inputs(name: str) -> None:
     text = HOSTILE[name]
     request = _request(TEMPLATES["smollm"], text)
-    assert answers.read_answer(request, DEFAULT_LIMITS).parser == "parse_response"
-    ours = cpu_seconds(lambda: answers.read_answer(request, DEFAULT_LIMITS))
+    assert read_by("transformers", request, DEFAULT_LIMITS).parser == "parse_response"
+    ours = cpu_seconds(lambda: read_by("transformers", request, DEFAULT_LIMITS))
     scan = 5 * cpu_seconds(lambda: sum(1 for char in text if char == "<"))
     assert ours < 60 * scan + 0.5
 
@@ -316,17 +323,17 @@ ZERO_WIDTH = {
 
 
 def test_a_zero_width_open_and_close_pair_is_said_to_never_return() -> None:
-    found = answers.read_answer(_request(ZERO_WIDTH, "plain, then <b>"), DEFAULT_LIMITS)
+    found = read_by("transformers", _request(ZERO_WIDTH, "plain, then <b>"), DEFAULT_LIMITS)
     assert found.parser == "parse_response" and found.content is None
     assert found.error.startswith("parse_response never returns:")
     assert "field 'x'" in found.error and "at character 12 of the completion" in found.error
     # No loop until the CPU limit: a few milliseconds.
     elapsed = cpu_seconds(
-        lambda: answers.read_answer(_request(ZERO_WIDTH, "<b>"), DEFAULT_LIMITS), repeat=1
+        lambda: read_by("transformers", _request(ZERO_WIDTH, "<b>"), DEFAULT_LIMITS), repeat=1
     )
     assert elapsed < 0.5
     # Where the patterns match nothing, it reads as any template does.
-    assert answers.read_answer(_request(ZERO_WIDTH, "no tags"), DEFAULT_LIMITS).error is None
+    assert read_by("transformers", _request(ZERO_WIDTH, "no tags"), DEFAULT_LIMITS).error is None
 
 
 def _real_parse_in_child(template: dict, text: str) -> None:

@@ -21,17 +21,13 @@ import pytest
 
 from app.render.answer import AnswerRequest
 from app.render.core import RenderRequest
-from app.render.engines.vllm.answers import (
-    _call,
-    parser_options,
-    read_answer,
-    reasoning_parsers,
-    tool_parsers,
-)
-from app.render.limits import DEFAULT_LIMITS
+from app.render.engines.vllm.answers import READER
+from app.render.engines.vllm.answers.base import ParserInput
+from app.render.engines.vllm.answers.registry import REASONING_PARSERS, TOOL_PARSERS
 from oracles.vllm.answer_cases import suggest_each
 from oracles.vllm.expectations import meets
 from tests.support import REPO
+from tests.support.reading import read_by
 from tests.support.shared_data import needs_shared, template_files
 from tests.support.timing import cpu_seconds
 
@@ -53,13 +49,12 @@ MINE = (
 
 
 def _ours_tool(name: str, case: dict[str, Any]) -> dict[str, Any]:
-    found = _call(
-        tool_parsers()[name].extract,
-        case["text"],
+    given = ParserInput(
         case.get("tools"),
-        kwargs=case.get("kwargs") or {},
+        case.get("kwargs") or {},
         with_reasoning_parser=not case.get("no_reasoning_parser"),
     )
+    found = TOOL_PARSERS[name](case["text"], given)
     return {
         "tools_called": found.tools_called,
         "tool_calls": [[c.name, c.arguments, c.id] for c in found.tool_calls],
@@ -100,7 +95,7 @@ def test_read_answer_matches_vllm_serve(parser: str, case: dict[str, Any]) -> No
         template="", messages=[], tools=case["tools"], kwargs=case.get("kwargs") or {}
     )
     options = {"tool_call_parser": tool, "reasoning_parser": reasoning}
-    answer = read_answer(AnswerRequest(render, case["text"], options), DEFAULT_LIMITS)
+    answer = read_by("vllm", AnswerRequest(render, case["text"], options))
     ours = {
         "content": answer.content,
         "reasoning": answer.reasoning_content,
@@ -182,10 +177,10 @@ def test_hostile_answers_take_linear_time(
     against a linear scan."""
     text, small = (head + unit * n + tail for n in (count, count // 4))
     tools = [{"type": "function", "function": {"name": "f", "parameters": {}}}]
-    module = tool_parsers()[name]
+    parser = TOOL_PARSERS[name]
 
     def read(t: str) -> Callable[[], object]:
-        return lambda: module.extract(t, tools)
+        return lambda: parser(t, ParserInput(tools))
 
     read(text)()  # returns, whatever it finds
     big = _best_time(read(text))
@@ -200,10 +195,10 @@ def test_hostile_answers_take_linear_time(
 def test_registry_and_options() -> None:
     """Every module of this helper is registered under vLLM's name, and the options list
     "none" first and default to the suggestion."""
-    assert set(MINE) <= set(tool_parsers())
-    assert {"qwen3", "deepseek_r1"} <= set(reasoning_parsers())
+    assert set(MINE) <= set(TOOL_PARSERS)
+    assert {"qwen3", "deepseek_r1"} <= set(REASONING_PARSERS)
     template = "{{ '<tool_call>' }}{{ '<think>' }}{{ '<|im_start|>' }}"
-    tool, reasoning = parser_options(RenderRequest(template=template, messages=[]))
+    tool, reasoning = READER.options(RenderRequest(template=template, messages=[]))
     assert (tool.name, tool.label, tool.choices[0]) == (
         "tool_call_parser",
         "--tool-call-parser",
@@ -217,16 +212,14 @@ def test_no_tools_means_tool_choice_none() -> None:
     """Without tools in the request vLLM does not return the calls, and says so."""
     text = "<tool_call>" + W + "</tool_call>"
     render = RenderRequest(template="", messages=[])
-    answer = read_answer(
-        AnswerRequest(render, text, {"tool_call_parser": "hermes"}), DEFAULT_LIMITS
-    )
+    answer = read_by("vllm", AnswerRequest(render, text, {"tool_call_parser": "hermes"}))
     assert answer.tool_calls == () and answer.content == text
     assert "tool_choice" in answer.notes[0]
 
 
 def test_broken_json_is_explained() -> None:
-    found = tool_parsers()["hermes"].extract(
-        '<tool_call>{"name": "f", "arguments": }</tool_call>', None
+    found = TOOL_PARSERS["hermes"](
+        '<tool_call>{"name": "f", "arguments": }</tool_call>', ParserInput()
     )
     assert not found.tools_called
     assert "not valid JSON" in found.notes[0] and "line 1 column" in found.notes[0]
@@ -266,7 +259,7 @@ def test_read_answer_on_hostile_completion(tool: str, reasoning: str, unit: str)
     options = {"tool_call_parser": tool, "reasoning_parser": reasoning}
 
     def read(t: str) -> Callable[[], object]:
-        return lambda: read_answer(AnswerRequest(render, t, options), DEFAULT_LIMITS)
+        return lambda: read_by("vllm", AnswerRequest(render, t, options))
 
     assert read(text)() is not None
     assert _best_time(read(text)) < 300 * max(_best_time(_scan(text)), 1e-4)

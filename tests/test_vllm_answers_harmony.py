@@ -15,6 +15,7 @@ import pytest
 
 from app.render.engines.vllm.answers import reasoning_openai_gptoss, tool_openai
 from app.render.engines.vllm.answers._harmony_reading import read
+from app.render.engines.vllm.answers.base import ParserInput
 from tests.support import REPO
 from tests.support.timing import cpu_seconds
 
@@ -54,12 +55,12 @@ def test_module_contract() -> None:
         "<|channel|>analysis<|message|>Think.<|end|><|start|>assistant to=functions.get_weather"
         '<|channel|>commentary json<|message|>{"city":"Paris"}<|call|>'
     )
-    tools = tool_openai.extract(text, None)
+    tools = tool_openai.extract(text, ParserInput())
     assert tools.tools_called and tools.content is None
     assert tools.tool_calls[0].arguments == '{"city": "Paris"}'
     assert tools.tool_calls[0].id.startswith("chatcmpl-tool-")
     assert any("analysis channel is dropped" in note for note in tools.notes)
-    reasoning = reasoning_openai_gptoss.extract(text, {})
+    reasoning = reasoning_openai_gptoss.extract(text, ParserInput())
     assert (reasoning.reasoning, reasoning.content) == ("Think.", None)
     both = tool_openai.read_pair(text, reasoning_parser=True, tool_parser=True)
     assert both.reasoning == "Think." and len(both.tool_calls) == 1

@@ -12,7 +12,6 @@ does. Hostile 100 kB inputs must come back in time linear in their length.
 from __future__ import annotations
 
 import importlib
-import inspect
 import json
 import re
 from collections.abc import Callable
@@ -20,6 +19,8 @@ from typing import Any
 
 import pytest
 
+from app.render.engines.vllm.answers.base import ParserInput
+from app.render.engines.vllm.answers.registry import REASONING_PARSERS, TOOL_PARSERS
 from oracles.vllm.expectations import meets
 from tests.support import REPO
 from tests.support.timing import cpu_seconds
@@ -56,25 +57,19 @@ def _module(stem: str) -> Any:
 
 def _read(stem: str, case: dict[str, Any], tools: list[dict] | None) -> dict[str, Any]:
     """Our module's answer for a case, in the recording's shape."""
-    module = _module(stem)
-    accepts = inspect.signature(module.extract).parameters
-    options: dict[str, Any] = {}
-    if "special_tokens" in accepts:
-        options["special_tokens"] = case.get("special_tokens") or ()
-    if "prompt" in accepts:
-        options["prompt"] = case.get("prompt")
-    if stem.startswith("reasoning_"):
-        if "tools" in accepts:  # a parser that keeps tool markup for the tool parser
-            options |= {"tools": tools, "tool_choice_none": case.get("tool_choice") == "none"}
-        found = module.extract(case["text"], case.get("kwargs") or {}, **options)
-        return {"reasoning": found.reasoning, "content": found.content}
-    given = {
-        "kwargs": case.get("kwargs") or {},
-        "with_reasoning_parser": not case.get("no_reasoning_parser"),
-        "tool_choice_none": case.get("tool_choice") == "none",
-    }
-    options |= {key: value for key, value in given.items() if key in accepts}
-    found = module.extract(case["text"], tools, **options)
+    kind, name = stem.split("_", 1)
+    given = ParserInput(
+        tools,
+        case.get("kwargs") or {},
+        tuple(case.get("special_tokens") or ()),
+        case.get("prompt"),
+        with_reasoning_parser=not case.get("no_reasoning_parser"),
+        tool_choice_none=case.get("tool_choice") == "none",
+    )
+    if kind == "reasoning":
+        split = REASONING_PARSERS[name](case["text"], given)
+        return {"reasoning": split.reasoning, "content": split.content}
+    found = TOOL_PARSERS[name](case["text"], given)
     return {
         "tools_called": found.tools_called,
         # vLLM's random ids are not comparable; the ids it reads from the text are.
@@ -139,10 +134,8 @@ def test_vllm_test_expectations(stem: str, case: dict) -> None:
 def test_module_contract(stem: str) -> None:
     module = _module(stem)
     kind, name = stem.split("_", 1)
-    assert name == module.NAME
-    assert list(inspect.signature(module.extract).parameters)[:2] == (
-        ["text", "tools"] if kind == "tool" else ["text", "kwargs"]
-    )
+    table = TOOL_PARSERS if kind == "tool" else REASONING_PARSERS
+    assert name == module.NAME and table[name] is module.extract
 
 
 def test_deepseek_parsers_name_the_tokens_vllm_requires() -> None:
@@ -290,14 +283,12 @@ def assert_noted(stem: str, text: str, words: str) -> None:
             },
         }
     ]
-    module = _module(stem)
-    found = (
-        module.extract(text, {}) if stem.startswith("reasoning_") else module.extract(text, tools)
-    )
+    given = ParserInput() if stem.startswith("reasoning_") else ParserInput(tools)
+    found = _module(stem).extract(text, given)
     assert any(words in note for note in found.notes), found.notes
 
 
 def test_hostile_notes_stay_few() -> None:
     text = "<tool_call>x<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>" * 2000
     tools = [{"type": "function", "function": {"name": "f", "parameters": {}}}]
-    assert len(_module("tool_glm45").extract(text, tools).notes) <= 5
+    assert len(_module("tool_glm45").extract(text, ParserInput(tools)).notes) <= 5

@@ -38,7 +38,7 @@ def _sha256(text: str) -> str:
 
 def test_the_recording_is_of_this_vllm_these_templates_and_these_conversations():
     # Stale recordings say so: re-record with `python -m oracles.vllm.record`.
-    assert RECORDING["versions"]["vllm"] == VllmEngine.version
+    assert RECORDING["versions"]["vllm"] == VllmEngine.info.version
     assert RECORDING["templates"] == {name: _sha256(text) for name, text in TEMPLATES.items()}
     assert RECORDING["corpus_sha256"] == _sha256(CONVERSATIONS_FILE.read_text(encoding="utf-8"))
     extra = _sha256(CONVERSATIONS.read_text(encoding="utf-8"))
@@ -104,7 +104,8 @@ def test_the_engine_answers_every_pair_as_vllm_did():
         prompts += RECORDING["renders"][template][case]["outcome"] == "ok"
         if _differs(template, case) and (template, case) not in KNOWN_DIFFERENCES:
             differ.append(f"{template} × {case}")
-    print(f"vllm: {len(pairs)} pairs, {len(pairs) - len(differ)} as vLLM {VllmEngine.version}, "
+    version = VllmEngine.info.version
+    print(f"vllm: {len(pairs)} pairs, {len(pairs) - len(differ)} as vLLM {version}, "
           f"{prompts} of them prompts")  # fmt: skip
     assert differ == []
     still = [pair for pair in KNOWN_DIFFERENCES if _differs(*pair)]

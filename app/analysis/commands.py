@@ -1,9 +1,9 @@
 """Command lines that run a model with the template shown in the playground.
 
-Each engine writes its own (`Engine.command_lines`), and so does each runtime the
+Each engine writes its own (its `commands`, a `CommandWriter`), and so does each runtime the
 playground has no engine for, in the order `app.render.engines.command_writers` gives;
 this module puts them together and learns in a sandbox worker what they need to know of
-the template (`Engine.command_facts`). Every entry is `{"engine", "form", "command",
+the template (`CommandWriter.facts`). Every entry is `{"engine", "form", "command",
 "files"}`, where `files` maps the file names the command reads (in the current directory)
 to their contents; the quoting rules are `app.render.command_line`'s.
 """
@@ -57,25 +57,26 @@ def build_command_lines(
         facts=facts,
         parsers=parsers or {},
     )
-    return [line for writer in command_writers() for line in writer.command_lines(context)]
+    return [line for writer in command_writers() for line in writer.lines(context)]
 
 
 def first_command(template: str, model: str | None) -> CommandLine:
     """The first command line the Command view lists, before it asks for the rest."""
     first = command_writers()[0]
-    return first.command_lines(CommandContext.for_model(model, template=template, kwargs={}))[0]
+    return first.lines(CommandContext.for_model(model, template=template, kwargs={}))[0]
 
 
 def without_commands() -> list[str]:
     """Why the engines without command lines have none, as the page says it."""
-    return [engine.no_command for engine in ENGINES.values() if engine.no_command]
+    helps = [engine.info.help for engine in ENGINES.values()]
+    return [said.no_command for said in helps if said.no_command]
 
 
 def template_facts(
     template: str, kwargs: dict, special_tokens: dict[str, str], limits: RenderLimits
 ) -> dict[str, Any]:
     """What the command lines depend on, learnt by rendering within `limits` (runs in a
-    sandbox worker): every engine's `command_facts`."""
+    sandbox worker): every engine's `CommandWriter.facts`."""
     check_template_size(template, limits)
     reference = get_engine(REFERENCE_ENGINE)
 
@@ -94,5 +95,6 @@ def template_facts(
 
     facts: dict[str, Any] = {}
     for engine in ENGINES.values():
-        facts.update(engine.command_facts(template, special_tokens, render))
+        if engine.commands is not None:
+            facts.update(engine.commands.facts(template, special_tokens, render))
     return facts

@@ -57,7 +57,7 @@ def _row(engine: dict[str, str], report: dict[str, Any]) -> dict[str, Any]:
 def _load(engine_id: str, report: dict[str, Any]) -> dict[str, Any] | None:
     """For an engine whose program checks templates at load: whether it loads this one,
     and if not why (`{"ok", "message", "line", "column"}`); None for the others."""
-    if not engines.get_engine(engine_id).checks_at_load:
+    if not engines.get_engine(engine_id).info.checks_at_load:
         return None
     error = report.get("load_error") or report["first_error"]
     if error and error.get("type") == LOAD_ERROR:
@@ -122,10 +122,10 @@ def portability(
         if report.get("reference_ran_out"):
             # The reference itself ran out: no engine can be compared with it.
             reference_error = report["reference_ran_out"]
-            stopped_by = engines.get_engine(REFERENCE).name
+            stopped_by = engines.get_engine(REFERENCE).info.name
             report = _task_failed(_not_run(stopped_by))
         elif not report["cases"] and report["first_error"] and report["first_error"].get("limit"):
-            stopped_by = engines.get_engine(engine).name
+            stopped_by = engines.get_engine(engine).info.name
         reports[engine] = report
     finished = [r["reference"] for r in reports.values() if "reference" in r]
     reference = finished[0] if finished else {"cases": [], "first_difference": None}

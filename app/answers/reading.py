@@ -119,10 +119,11 @@ def read_completion(
     completion, stop = cut_stop_token(completion or "", request.template, request.special_tokens)
     responses = []
     for engine in ENGINES.values():
-        sent, _ = as_sent(replace(request, engine=engine.id))
-        options = parsers.get(engine.id, {})
+        info = engine.info
+        sent, _ = as_sent(replace(request, engine=info.id))
+        options = parsers.get(info.id, {})
         answer = AnswerRequest(sent, completion or "", options, response_template, model_names)
-        response = EngineResponse(engine.id, engine.name)
+        response = EngineResponse(info.id, info.name)
         try:
             reading: Reading = run(read_in_worker, answer)
         except TemplateProblem as problem:
@@ -131,7 +132,7 @@ def read_completion(
             continue
         response.options = reading.options
         response.no_parser = reading.no_parser
-        response.chosen = {o.name: answer.option(reading.options, o.name) for o in reading.options}
+        response.chosen = reading.chosen
         response.answer = reading.answer
         if round_trip and completion and reading.answer is not None:
             response.round_trip = _round_trip(engine, sent, completion, reading.answer, render)
@@ -150,7 +151,7 @@ def _round_trip(
     """`answer` sent back to `engine` and compared with the prompt it continued."""
     if (reason := unchecked(request, answer)) is not None:
         return RoundTrip(None, reason)
-    message = sent_back(answer, engine.openai_server)
+    message = sent_back(answer, engine.info.openai_server)
     assert message is not None
     try:
         prompt = render(request).prompt

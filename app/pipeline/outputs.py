@@ -115,8 +115,8 @@ def render_main(
     # Shaped here once, for the note, and rendered as shaped (not reshaped in the worker).
     sent, sent_as = as_sent(request)
     said = {
-        "engine": engine.id,
-        "engine_name": engine.name,
+        "engine": engine.info.id,
+        "engine_name": engine.info.name,
         "caveats": engine.caveats(request.template, _model(source, state.source)),
         "sent_as": sent_as,
     }

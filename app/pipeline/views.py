@@ -126,10 +126,10 @@ class Outputs:
     analysis_problem: TemplateProblem | None = None
     commands: list[CommandLine] | None = None
     #: What the engines learnt of the template for their command lines, and what their
-    #: notes say of it (`Engine.command_facts`, `Engine.command_notes`).
+    #: notes say of it (`CommandWriter.facts`, `CommandWriter.notes`).
     facts: dict[str, Any] = field(default_factory=dict)
     command_notes: dict[str, str] = field(default_factory=dict)
-    #: Why the engines without command lines have none (`Engine.no_command`).
+    #: Why the engines without command lines have none (`Help.no_command`).
     no_commands: list[str] = field(default_factory=list)
     #: The GGUF file the commands name; None when none is loaded (they say MODEL.gguf).
     model: str | None = None

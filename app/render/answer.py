@@ -4,19 +4,24 @@ A runtime behind a chat API does not hand the model's raw text to its client: it
 what the model generated after the prompt (the *completion*) into an assistant message
 (`content`, `reasoning_content`, `tool_calls`) with a parser of its own, chosen from
 the template or by a server flag. An engine that reproduces one reads a completion as
-its program does (`Engine.read_answer`); one whose program reads none says what it does
-instead (`Engine.no_parser`).
+its program does (its `AnswerReader`); one whose program reads none says what it does
+instead (`EngineInfo.help.no_parser`).
 
-Everything here is plain data: it crosses from a sandbox worker to the web process.
+Everything here but the reader is plain data: it crosses from a sandbox worker to the
+web process.
 """
 
 from __future__ import annotations
 
 import hashlib
+from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from app.errors import bounded_lines, bounded_text
+from app.render.limits import RenderLimits
 from app.render.render_request import RenderRequest
 
 
@@ -158,5 +163,51 @@ class Reading:
 
     options: tuple[ParserOption, ...] = ()
     answer: ParsedAnswer | None = None
-    #: What the program does instead of parsing, when it does not (`Engine.no_parser_for`).
+    #: What the program does instead of parsing, when it does not (`AnswerReader.declines`,
+    #: or the engine's `help.no_parser` when it has no reader).
     no_parser: str | None = None
+    #: The value each option takes for this answer (`AnswerRequest.option`), by name.
+    chosen: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ReadContext:
+    """What a reading depends on besides the completion, worked out once per reading."""
+
+    #: The completion's request: its render request, response template, model names.
+    answer: AnswerRequest
+    #: The value of each of the reader's options for this answer, by name.
+    options: dict[str, str]
+    limits: RenderLimits
+    #: Renders the request's prompt with the reading engine (None when it fails).
+    render_prompt: Callable[[], str | None] = field(repr=False, compare=False)
+
+    @property
+    def request(self) -> RenderRequest:
+        """The render request whose prompt the completion continues."""
+        return self.answer.render
+
+    @cached_property
+    def prompt(self) -> str | None:
+        """The prompt the completion continues, as the engine renders it (None when it
+        does not render): rendered on first use, once, for the readers that read it."""
+        return self.render_prompt()
+
+
+class AnswerReader(ABC):
+    """How an engine reads the model's answer as its program does (runs in a sandbox
+    worker, with the completion's `ReadContext`)."""
+
+    def options(self, request: RenderRequest) -> tuple[ParserOption, ...]:
+        """The choices its operator makes about reading answers (server flags), each with
+        what the program takes for this request's template; none by default."""
+        return ()
+
+    def declines(self, context: ReadContext) -> str | None:
+        """What its program does instead of parsing this answer, if it does not (None:
+        it parses, the default)."""
+        return None
+
+    @abstractmethod
+    def read(self, completion: str, context: ReadContext) -> ParsedAnswer:
+        """The message its program returns for `completion`, within `context.limits`."""

@@ -1,5 +1,6 @@
 """Command lines that run a program with the playground's template: what every engine's
-command lines share (`Engine.command_lines`).
+command lines share, and what writes them (`CommandWriter`: an engine's `commands`, or a
+runtime the playground has no engine for).
 
 A `CommandLine` is one way to run one program: its `form` (a template file, the template
 inline, the environment...), the `command` and the files it reads from the current
@@ -15,6 +16,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,7 +50,7 @@ class CommandContext:
     """What command lines are written from: the template, the kwargs and conversation a
     snippet sends, the model (a GGUF file or a Hugging Face id, each with a placeholder
     when the other kind is loaded), and `facts` the engines learnt by rendering the
-    template (`Engine.command_facts`)."""
+    template (`CommandWriter.facts`)."""
 
     template: str
     kwargs: dict[str, Any]
@@ -73,6 +75,38 @@ class CommandContext:
     @property
     def kwargs_json(self) -> str | None:
         return compact_json(self.kwargs) if self.kwargs else None
+
+
+#: A template's prompt for a conversation, by the reference engine (None when it fails).
+Render = Callable[[list[dict[str, Any]], bool], "str | None"]
+
+
+def no_facts(template: str, special_tokens: dict[str, str], render: Render) -> dict[str, Any]:
+    """Nothing to learn of the template: the lines need only the context."""
+    return {}
+
+
+def no_notes(facts: dict[str, Any]) -> dict[str, str]:
+    """Nothing to say about the lines."""
+    return {}
+
+
+@dataclass(frozen=True)
+class CommandWriter:
+    """How one program's command lines are written."""
+
+    #: Where its command lines come in the Command view, lowest first.
+    rank: int
+    #: The command lines that run its program with the context's template.
+    lines: Callable[[CommandContext], list[CommandLine]]
+    #: What its lines need to know of the template, learnt in a sandbox worker:
+    #: `facts(template, special_tokens, render)`, where `render(messages,
+    #: add_generation_prompt)` is the template's prompt by the reference engine (None
+    #: when it fails). Its keys are part of `/api/command`'s answer.
+    facts: Callable[[str, dict[str, str], Render], dict[str, Any]] = no_facts
+    #: Sentences the Command view says about its lines, given what `facts` learnt, by a
+    #: short key (`backquoted` parts are code).
+    notes: Callable[[dict[str, Any]], dict[str, str]] = no_notes
 
 
 #: Control characters a terminal paste can alter (a pasted CR arrives as LF, ESC starts a

@@ -9,14 +9,21 @@ prepare and render, and turns whatever goes wrong into a `TemplateProblem`.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from functools import partial
+from typing import ClassVar
 
 from app.errors import bounded_lines
 from app.problems import TemplateProblem, limit_exceeded, problem_from_exception
-from app.render.answer import AnswerRequest, ParsedAnswer, ParserOption, Reading
-from app.render.command_line import CommandContext, CommandLine
+from app.render.answer import (
+    AnswerReader,
+    AnswerRequest,
+    ParsedAnswer,
+    ParserOption,
+    ReadContext,
+    Reading,
+)
+from app.render.command_line import CommandWriter
 from app.render.limits import DEFAULT_LIMITS, RenderLimits, check_template_size
 from app.render.render_request import RenderRequest
 
@@ -33,10 +40,6 @@ class ModelFiles:
     json_template: bool = False
 
 
-#: A template's prompt for a conversation, by the reference engine (None when it fails).
-Render = Callable[[list[dict[str, Any]], bool], "str | None"]
-
-
 @dataclass(frozen=True)
 class Rendered:
     """A prompt, the spans of its `{% generation %}` blocks, and any engine rewrites."""
@@ -51,49 +54,50 @@ class Rendered:
         object.__setattr__(self, "rewrites", list(bounded_lines(self.rewrites, "A rewrite.")))
 
 
-class Engine(ABC):
-    """One program's chat-template rendering, registered by `id` in `app.render.engines`.
+@dataclass(frozen=True)
+class Help:
+    """What the page says in place of what an engine does not do."""
 
-    Engines run inside sandbox workers: they may raise anything, and `render_with`
-    names it. They never import Flask.
-    """
+    #: Why it has no command line, as the Command view says it (None: it has some).
+    no_command: str | None = None
+    #: What its program does with the model's answer, said plainly, when the engine has
+    #: no reader (None: it reads answers as its program does).
+    no_parser: str | None = None
+
+
+@dataclass(frozen=True)
+class EngineInfo:
+    """What an engine is: how requests, the page and sentences name it, and what its
+    program is (`GET /api/engines` lists `to_json()`)."""
 
     #: What requests name it by (`"engine"` in the API and the page's menu).
-    id: ClassVar[str]
+    id: str
     #: How the page names it.
-    name: ClassVar[str]
+    name: str
     #: The version of the program it reproduces.
-    version: ClassVar[str]
+    version: str
     #: One sentence on what it reproduces.
-    description: ClassVar[str]
+    description: str
+    #: How a sentence names the program it reproduces ("": its `label`).
+    program: str = ""
+    help: Help = Help()
     #: Whether it is a server behind an OpenAI-compatible chat API, whose clients send
     #: tool-call arguments as JSON text (a library takes them as objects).
-    openai_server: ClassVar[bool] = False
-    #: Where its command lines come in the Command view, lowest first.
-    command_rank: ClassVar[int] = 100
-    #: Why it has no command line, as the page says it (None: it has some).
-    no_command: ClassVar[str | None] = None
+    openai_server: bool = False
     #: Whether its program checks the template when it loads a model, refusing one it
     #: cannot parse (a `LOAD_ERROR` problem) before any request.
-    checks_at_load: ClassVar[bool] = False
-    #: What its program does with the model's answer when the engine does not read it
-    #: as the program does, said plainly (None: it does, see `read_answer`).
-    no_parser: ClassVar[str | None] = None
-    #: How a sentence names the program whose rendering it reproduces, when that is not
-    #: its `label` ("llama-server").
-    program_name: ClassVar[str | None] = None
+    checks_at_load: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.program:
+            object.__setattr__(self, "program", self.label)
 
     @property
     def label(self) -> str:
         """How a sentence names it: its `name` without what the brackets add."""
         return self.name.split(" (", 1)[0]
 
-    @property
-    def program(self) -> str:
-        """How a sentence names the program it reproduces."""
-        return self.program_name or self.label
-
-    def info(self) -> dict[str, str]:
+    def to_json(self) -> dict[str, str]:
         """Its entry in `GET /api/engines`."""
         return {
             "id": self.id,
@@ -101,6 +105,25 @@ class Engine(ABC):
             "version": self.version,
             "description": self.description,
         }
+
+
+class Engine(ABC):
+    """One program's chat-template rendering, registered by `info.id` in
+    `app.render.engines`: what it is (`info`), how it renders (`prepare`, `render`), how
+    it reads answers (`reader`), how its command lines are written (`commands`), and what
+    the Analysis view asks of it.
+
+    Engines run inside sandbox workers: they may raise anything, and `render_with`
+    names it. They never import Flask.
+    """
+
+    info: ClassVar[EngineInfo]
+    #: How it reads the model's answer (None: `info.help.no_parser` says what its
+    #: program does instead).
+    reader: ClassVar[AnswerReader | None] = None
+    #: How its command lines are written (None: `info.help.no_command` says why it has
+    #: none).
+    commands: ClassVar[CommandWriter | None] = None
 
     def prepare(self, request: RenderRequest) -> RenderRequest:
         """The request as this engine reads it, checked before any template code runs."""
@@ -114,40 +137,10 @@ class Engine(ABC):
         """What the template supports as this engine probes it; None: it has no probe."""
         return None
 
-    def command_facts(self, template: str, special_tokens: dict[str, str], render: Render) -> dict:
-        """What its command lines need to know of the template, learnt in a sandbox worker;
-        `render(messages, add_generation_prompt)` is the template's prompt by the reference
-        engine (None when it fails). Its keys are part of `/api/command`'s answer."""
-        return {}
-
-    def command_lines(self, context: CommandContext) -> list[CommandLine]:
-        """The command lines that run its program with the template (`app.render.command_line`)."""
-        return []
-
-    def command_notes(self, facts: dict[str, Any]) -> dict[str, str]:
-        """Sentences the Command view says about its command lines, given what
-        `command_facts` learnt, by a short key (`backquoted` parts are code)."""
-        return {}
-
     def content_format(self, template: str) -> str | None:
         """The content format its program decides for `template` when told "auto"
         (None: it decides none)."""
         return None
-
-    def answer_options(self, request: RenderRequest) -> tuple[ParserOption, ...]:
-        """The choices its operator makes about reading answers (server flags), each with
-        what the program takes for this request's template."""
-        return ()
-
-    def no_parser_for(self, answer: AnswerRequest) -> str | None:
-        """What its program does instead of parsing this answer, if it does not (by
-        default `no_parser`, whatever the answer)."""
-        return self.no_parser
-
-    def read_answer(self, answer: AnswerRequest, limits: RenderLimits) -> ParsedAnswer:
-        """The message its program returns for `answer.completion`, within `limits` (runs
-        in a sandbox worker). Only engines whose `no_parser` is None read answers."""
-        raise NotImplementedError(f"{self.name} does not read answers: {self.no_parser}")
 
     def caveats(self, template: str, model: str | None) -> list[str]:
         """Sentences on what the program does instead of rendering `template` when it
@@ -175,20 +168,44 @@ def render_with(
 
 
 def read_with(engine: Engine, answer: AnswerRequest, limits: RenderLimits) -> Reading:
-    """`engine`'s options and reading of `answer` (worker side); raises `TemplateProblem`
-    for a reading that runs out of memory or returns more than `limits.output_chars`."""
-    options = engine.answer_options(answer.render)
-    if (instead := engine.no_parser_for(answer)) is not None:
-        return Reading(options, no_parser=instead)
+    """`engine`'s options and reading of `answer` (worker side), its options resolved and
+    its prompt rendered (when a reader asks) once; raises `TemplateProblem` for a reading
+    that runs out of memory or returns more than `limits.output_chars`."""
+    reader = engine.reader
+    if reader is None:
+        return Reading(no_parser=engine.info.help.no_parser)
+    options, context = reading_context(engine, reader, answer, limits)
+    chosen = context.options
+    if (instead := reader.declines(context)) is not None:
+        return Reading(options, no_parser=instead, chosen=chosen)
     if not answer.completion:
-        return Reading(options)
+        return Reading(options, chosen=chosen)
     try:
-        parsed = engine.read_answer(answer, limits)
+        parsed = reader.read(answer.completion, context)
     except MemoryError:
         message = "Reading the completion ran out of its memory allowance (PLAYGROUND_MEMORY_MB)."
         raise limit_exceeded("memory", message) from None
     check_message_size(parsed, limits)
-    return Reading(options, parsed)
+    return Reading(options, parsed, chosen=chosen)
+
+
+def reading_context(
+    engine: Engine, reader: AnswerReader, answer: AnswerRequest, limits: RenderLimits
+) -> tuple[tuple[ParserOption, ...], ReadContext]:
+    """`reader`'s options for `answer`, and the context it reads `answer` in: the value of
+    each option, and the prompt `engine` renders (on first use)."""
+    options = reader.options(answer.render)
+    chosen = {option.name: answer.option(options, option.name) for option in options}
+    prompt = partial(_prompt, engine, answer.render, limits)
+    return options, ReadContext(answer, chosen, limits, prompt)
+
+
+def _prompt(engine: Engine, request: RenderRequest, limits: RenderLimits) -> str | None:
+    """The prompt `engine` renders for `request`, None when it does not render."""
+    try:
+        return render_with(engine, request, limits).prompt
+    except Exception:  # any failure, as `render_with` names it: no prompt to read with
+        return None
 
 
 def check_message_size(answer: ParsedAnswer, limits: RenderLimits) -> None:

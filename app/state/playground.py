@@ -159,7 +159,7 @@ class PlaygroundState:
     view: str | None = None
     #: What the model generated after the prompt, for the Response view; None for none.
     completion: str | None = None
-    #: The parser options per engine id (`Engine.answer_options`); missing ones default.
+    #: The parser options per engine id (`AnswerReader.options`); missing ones default.
     parsers: dict[str, dict[str, str]] = field(default_factory=dict)
 
     @classmethod

@@ -241,10 +241,10 @@ def suggest_each(templates: dict[str, str]) -> dict[str, tuple[str, str]]:
     """The (tool, reasoning) pair `suggest` picks for each template by name, among the
     registered parsers (the table oracles/vllm/answers/suggestions.json records)."""
     # Imported here: the recorder reads the cases above in vLLM's environment.
-    from app.render.engines.vllm.answers import reasoning_parsers, tool_parsers
+    from app.render.engines.vllm.answers.registry import REASONING_PARSERS, TOOL_PARSERS
     from app.render.engines.vllm.answers.suggest import suggest
 
-    tools, reasonings = set(tool_parsers()), set(reasoning_parsers())
+    tools, reasonings = set(TOOL_PARSERS), set(REASONING_PARSERS)
     pairs = {}
     for name, text in templates.items():
         found = suggest(text, tools, reasonings)

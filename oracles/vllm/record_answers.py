@@ -156,9 +156,9 @@ def record_holds(parser: str, answers: dict[tuple, dict]) -> None:
 
 def all_parsers() -> list[str]:
     """Every registered parser, and the serve pairs the shared templates are suggested."""
-    from app.render.engines.vllm.answers import reasoning_parsers, tool_parsers
+    from app.render.engines.vllm.answers.registry import REASONING_PARSERS, TOOL_PARSERS
 
-    names = [f"tool:{n}" for n in tool_parsers()] + [f"reasoning:{n}" for n in reasoning_parsers()]
+    names = [f"tool:{n}" for n in TOOL_PARSERS] + [f"reasoning:{n}" for n in REASONING_PARSERS]
     pairs = sorted({f"serve:{t}+{r}" for t, r in suggest_for_templates().values()} | {
         f"serve:{pair}" for pair in SERVE_EXTRA
     })  # fmt: skip

@@ -1,20 +1,21 @@
 """The render engines, by id: each reproduces one program's chat-template rendering.
 
-An engine is an `app.render.core.Engine`: its own package below this one, and one
-`register` line here. Requests name it (`"engine"`), the worker renders with it
-(`render`), `GET /api/engines` and the page list it; nothing else names an engine.
+An engine is an `app.render.core.Engine`: its own package below this one (its class in
+the package's `engine` module), and one `register` line here. Requests name it
+(`"engine"`), the worker renders with it (`render`), `GET /api/engines` and the page list
+it; nothing else names an engine.
 """
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any
 
 from app.render.client import as_sent
-from app.render.command_line import CommandContext, CommandLine
-from app.render.core import Engine, ModelFiles, Rendered, RenderRequest, render_with
+from app.render.command_line import CommandWriter
+from app.render.core import Engine, EngineInfo, ModelFiles, Rendered, RenderRequest, render_with
+from app.render.engines import mistralrs
 from app.render.engines.edge_llm import EdgeLlmEngine
 from app.render.engines.llamacpp import LlamaCppEngine
-from app.render.engines.mistralrs import MistralRs
 from app.render.engines.tgi import TgiEngine
 from app.render.engines.transformers import TransformersEngine
 from app.render.engines.transformersjs import TransformersJsEngine
@@ -25,31 +26,23 @@ from app.render.limits import DEFAULT_LIMITS, RenderLimits
 ENGINES: dict[str, Engine] = {}
 #: The engine every other is compared with (the portability report, the Diff view's
 #: default), and the one a request renders with when it names none.
-REFERENCE_ENGINE = TransformersEngine.id
+REFERENCE_ENGINE = TransformersEngine.info.id
 DEFAULT_ENGINE = REFERENCE_ENGINE
 #: The server whose stated capabilities (llama-server's `chat_template_caps`) and
 #: request rewrites the Analysis view reports.
-STATING_ENGINE = LlamaCppEngine.id
+STATING_ENGINE = LlamaCppEngine.info.id
 #: The server whose content-format decision the Analysis view states, and which the
 #: page's Content format menu sets (`Engine.content_format`).
-CONTENT_FORMAT_ENGINE = VllmEngine.id
-
-
-class CommandWriter(Protocol):
-    """What writes command lines: an engine, or a runtime the playground has no engine for."""
-
-    command_rank: int
-
-    def command_lines(self, context: CommandContext) -> list[CommandLine]: ...
+CONTENT_FORMAT_ENGINE = VllmEngine.info.id
 
 
 #: Runtimes without an engine, whose command lines the Command view lists too.
-RUNTIMES: list[CommandWriter] = [MistralRs()]
+RUNTIMES: list[CommandWriter] = [mistralrs.WRITER]
 
 
 def register(engine: Engine) -> None:
     """Make `engine` available under its id."""
-    ENGINES[engine.id] = engine
+    ENGINES[engine.info.id] = engine
 
 
 register(TransformersEngine())
@@ -71,33 +64,35 @@ def counterpart(engine_id: str | None) -> str:
     return next(other for other in ENGINES if other != (engine_id or REFERENCE_ENGINE))
 
 
-def named_engines() -> dict[str, Engine]:
-    """The engines the page names by their part: the reference, the stating engine and
-    the content-format one (its templates print their labels)."""
+def named_engines() -> dict[str, EngineInfo]:
+    """What the engines the page names by their part are: the reference, the stating
+    engine and the content-format one (its templates print their labels)."""
     parts = {
         "reference": REFERENCE_ENGINE,
         "stating": STATING_ENGINE,
         "content_format": CONTENT_FORMAT_ENGINE,
     }
-    return {part: ENGINES[engine_id] for part, engine_id in parts.items()}
+    return {part: ENGINES[engine_id].info for part, engine_id in parts.items()}
 
 
 def command_writers() -> list[CommandWriter]:
     """Every engine and runtime that writes command lines, in the Command view's order."""
-    return sorted([*ENGINES.values(), *RUNTIMES], key=lambda writer: writer.command_rank)
+    writers = [engine.commands for engine in ENGINES.values() if engine.commands is not None]
+    return sorted([*writers, *RUNTIMES], key=lambda writer: writer.rank)
 
 
 def command_notes(facts: dict[str, Any]) -> dict[str, str]:
-    """Every engine's notes on its command lines (`Engine.command_notes`)."""
+    """Every engine's notes on its command lines (`CommandWriter.notes`)."""
     notes: dict[str, str] = {}
     for engine in ENGINES.values():
-        notes.update(engine.command_notes(facts))
+        if engine.commands is not None:
+            notes.update(engine.commands.notes(facts))
     return notes
 
 
 def engine_list() -> list[dict[str, str]]:
     """`{id, name, version, description}` of every engine, in registry order."""
-    return [engine.info() for engine in ENGINES.values()]
+    return [engine.info.to_json() for engine in ENGINES.values()]
 
 
 def model_refusals(model: ModelFiles) -> dict[str, str]:
@@ -125,7 +120,9 @@ def parser_choices() -> list[dict[str, Any]]:
     blank = RenderRequest(template="", messages=[])
     choices = []
     for engine in ENGINES.values():
-        options = [option.to_json() for option in engine.answer_options(blank)]
+        if engine.reader is None:
+            continue
+        options = [option.to_json() for option in engine.reader.options(blank)]
         if options:
-            choices.append({"id": engine.id, "name": engine.name, "options": options})
+            choices.append({"id": engine.info.id, "name": engine.info.name, "options": options})
     return choices

@@ -6,14 +6,20 @@ the model's template (its older `--chat-template` wants a JSON file).
 
 from __future__ import annotations
 
-from app.render.command_line import TEMPLATE_FILE, CommandContext, CommandLine, join
+from app.render.command_line import (
+    TEMPLATE_FILE,
+    CommandContext,
+    CommandLine,
+    CommandWriter,
+    join,
+)
 
 
-class MistralRs:
-    """mistral.rs's server with the template file, ranked among the engines' lines."""
+def command_lines(context: CommandContext) -> list[CommandLine]:
+    """mistral.rs's server with the template file."""
+    words = ["mistralrs", "serve", "--jinja-explicit", TEMPLATE_FILE, "-m", context.hf_id]
+    return [CommandLine("mistral.rs", "serve", join(words), {TEMPLATE_FILE: context.template})]
 
-    command_rank = 30
 
-    def command_lines(self, context: CommandContext) -> list[CommandLine]:
-        words = ["mistralrs", "serve", "--jinja-explicit", TEMPLATE_FILE, "-m", context.hf_id]
-        return [CommandLine("mistral.rs", "serve", join(words), {TEMPLATE_FILE: context.template})]
+#: Ranked among the engines' lines.
+WRITER = CommandWriter(rank=30, lines=command_lines)

@@ -27,14 +27,24 @@ The placeholders are Edge-LLM's own names: its flags `--checkpointDir`, `--onnxD
 
 from __future__ import annotations
 
+from typing import Any
+
+from app.problems import TemplateProblem
 from app.render.command_line import (
     HF_PLACEHOLDER,
     TEMPLATE_FILE,
     CommandContext,
     CommandLine,
+    CommandWriter,
+    Render,
     join,
 )
 from app.render.engines.edge_llm.answers.reasoning import REASONING_CHOICES, TOOL_CHOICES
+from app.render.engines.edge_llm.loading import loaded
+from app.render.limits import RenderLimits
+
+#: The engine's id: the key of its model refusal and parser choices in a context.
+ENGINE_ID = "edge-llm"
 
 #: The name Edge-LLM's export, builder and runtime read the template under.
 MODEL_TEMPLATE = "chat_template.jinja"
@@ -73,7 +83,7 @@ def parser_flags(chosen: dict[str, str]) -> list[str]:
     return flags
 
 
-def command_lines(
+def lines_for(
     context: CommandContext, refusal: str | None, parsers: dict[str, str] | None = None
 ) -> list[CommandLine]:
     """Export, engine-folder and server forms; each starts with a warning comment when
@@ -105,3 +115,24 @@ def command_lines(
         CommandLine("edge-llm", form, "\n".join([*warning, *lines]), files)
         for form, lines in (("export", export), ("engine folder", engine), ("serve", serve))
     ]
+
+
+def facts(template: str, special_tokens: dict[str, str], render: Render) -> dict[str, Any]:
+    """Whether Edge-LLM loads the template, and why not."""
+    try:
+        loaded(template, RenderLimits())
+    except TemplateProblem as problem:
+        return {"edge_llm_load_error": {"message": problem.message, "line": problem.line}}
+    return {"edge_llm_load_error": None}
+
+
+def command_lines(context: CommandContext) -> list[CommandLine]:
+    """How to export, or serve, a model with the template (`lines_for`), with a warning
+    first when Edge-LLM would not load it: the model's refusal comes first, as in
+    Edge-LLM's loader, which looks for named templates before it parses."""
+    refused = context.facts.get("edge_llm_load_error") or {}
+    refusal = context.facts.get("model_refusals", {}).get(ENGINE_ID) or refused.get("message")
+    return lines_for(context, refusal, context.parsers.get(ENGINE_ID, {}))
+
+
+WRITER = CommandWriter(rank=30, lines=command_lines, facts=facts)

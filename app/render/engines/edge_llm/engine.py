@@ -21,20 +21,18 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC, datetime
 
-from app.problems import LOAD_ERROR, TemplateProblem
-from app.render.answer import AnswerRequest, ParsedAnswer, ParserOption
-from app.render.command_line import CommandContext, CommandLine
-from app.render.core import Engine, ModelFiles, Render, Rendered, RenderRequest
-from app.render.engines.edge_llm import answers, commands
+from app.problems import TemplateProblem
+from app.render.answer import AnswerReader, ParsedAnswer, ParserOption, ReadContext
+from app.render.core import Engine, EngineInfo, ModelFiles, Rendered, RenderRequest
+from app.render.engines.edge_llm import answers
+from app.render.engines.edge_llm import commands as edge_commands
 from app.render.engines.edge_llm.context import edge_context
 from app.render.engines.edge_llm.inja.render import (
-    LoadError,
     RenderError,
-    Template,
-    load,
     render,
 )
-from app.render.limits import RenderLimits, check_template_size
+from app.render.engines.edge_llm.loading import loaded
+from app.render.limits import RenderLimits
 
 #: What Edge-LLM's loader says of a model folder with `additional_chat_templates/`
 #: (chatTemplate.cpp, `ChatTemplate::Impl::load`, before it reads chat_template.jinja).
@@ -43,30 +41,50 @@ NAMED_TEMPLATES_REFUSED = (
 )
 
 
-#: The largest chat_template.jinja Edge-LLM reads (limits::tokenizer::
-#: kChatTemplateFileSizeBytes), and what its loader says of a larger one (its path left out).
-MAX_TEMPLATE_BYTES = 1024 * 1024
-TOO_LARGE = "chat template exceeds size limit: ENGINE_DIR/chat_template.jinja (1 MiB)"
+class EdgeLlmReader(AnswerReader):
+    """Its server's parsers on a finished completion (`answers`)."""
+
+    def options(self, request: RenderRequest) -> tuple[ParserOption, ...]:
+        """Its server's `--tool-call-parser` and `--reasoning-parser`, `auto` by default."""
+        return answers.OPTIONS
+
+    def read(self, completion: str, context: ReadContext) -> ParsedAnswer:
+        """The message its server returns: tool calls read first, then reasoning. With a
+        template Edge-LLM would not load its server never answers: the reading says so
+        first (it is still how the parser reads the text)."""
+        parsed = answers.read_answer(completion, context)
+        try:
+            loaded(context.request.template, context.limits)
+        except TemplateProblem as problem:
+            said = (
+                f"{problem.message.rstrip('.')}, so its server would not start with this "
+                "template; with one it loads, its parser reads the completion as shown."
+            )
+            return replace(parsed, notes=(said, *parsed.notes))
+        return parsed
 
 
 class EdgeLlmEngine(Engine):
     """TensorRT Edge-LLM's chat template: load with its Inja, shape, render."""
 
-    id = "edge-llm"
-    name = "TensorRT Edge-LLM"
-    #: The public fork's commit whose cpp/chatTemplate/ and vendored Inja this follows.
-    version = "83f5f76 (Inja 3.5.0 patched)"
-    description = (
-        "What TensorRT Edge-LLM's OpenAI server (tensorrt-edgellm-serve) renders: its request "
-        "checks, its chat template code (cpp/chatTemplate/ at 83f5f76) and its patched C++ "
-        "Inja 3.5.0, reproduced in Python: a template Inja cannot parse fails at load, and "
-        "renders follow Inja's semantics (a missing variable is an error, values are JSON, "
-        "loops over null fail)."
+    info = EngineInfo(
+        id=edge_commands.ENGINE_ID,
+        name="TensorRT Edge-LLM",
+        #: The public fork's commit whose cpp/chatTemplate/ and vendored Inja this follows.
+        version="83f5f76 (Inja 3.5.0 patched)",
+        description=(
+            "What TensorRT Edge-LLM's OpenAI server (tensorrt-edgellm-serve) renders: its "
+            "request checks, its chat template code (cpp/chatTemplate/ at 83f5f76) and its "
+            "patched C++ Inja 3.5.0, reproduced in Python: a template Inja cannot parse fails "
+            "at load, and renders follow Inja's semantics (a missing variable is an error, "
+            "values are JSON, loops over null fail)."
+        ),
+        checks_at_load=True,
+        #: Its server takes OpenAI chat requests: clients send tool-call arguments as JSON text.
+        openai_server=True,
     )
-    checks_at_load = True
-    #: Its server takes OpenAI chat requests: clients send tool-call arguments as JSON text.
-    openai_server = True
-    command_rank = 30
+    reader = EdgeLlmReader()
+    commands = edge_commands.WRITER
 
     def render(self, request: RenderRequest, limits: RenderLimits) -> Rendered:
         """Load the template, shape the request and render, as Edge-LLM does."""
@@ -79,41 +97,6 @@ class EdgeLlmEngine(Engine):
         except RenderError as error:
             raise TemplateProblem("RenderError", error.message, error.line) from None
         return Rendered(prompt, [], rewrites)
-
-    def command_facts(self, template: str, special_tokens: dict[str, str], render: Render) -> dict:
-        """Whether Edge-LLM loads the template, and why not."""
-        try:
-            loaded(template, RenderLimits())
-        except TemplateProblem as problem:
-            return {"edge_llm_load_error": {"message": problem.message, "line": problem.line}}
-        return {"edge_llm_load_error": None}
-
-    def answer_options(self, request: RenderRequest) -> tuple[ParserOption, ...]:
-        """Its server's `--tool-call-parser` and `--reasoning-parser`, `auto` by default."""
-        return answers.parser_options()
-
-    def read_answer(self, answer: AnswerRequest, limits: RenderLimits) -> ParsedAnswer:
-        """The message its server returns: tool calls read first, then reasoning. With a
-        template Edge-LLM would not load its server never answers: the reading says so
-        first (it is still how the parser reads the text)."""
-        parsed = answers.read_answer(answer)
-        try:
-            loaded(answer.render.template, limits)
-        except TemplateProblem as problem:
-            said = (
-                f"{problem.message.rstrip('.')}, so its server would not start with this "
-                "template; with one it loads, its parser reads the completion as shown."
-            )
-            return replace(parsed, notes=(said, *parsed.notes))
-        return parsed
-
-    def command_lines(self, context: CommandContext) -> list[CommandLine]:
-        """How to export, or serve, a model with the template (`commands`), with a warning
-        first when Edge-LLM would not load it: the model's refusal comes first, as in
-        Edge-LLM's loader, which looks for named templates before it parses."""
-        refused = context.facts.get("edge_llm_load_error") or {}
-        refusal = context.facts.get("model_refusals", {}).get(self.id) or refused.get("message")
-        return commands.command_lines(context, refusal, context.parsers.get(self.id, {}))
 
     def model_refusal(self, model: ModelFiles) -> str | None:
         """Edge-LLM loads one default template: its loader and engine builder refuse
@@ -128,20 +111,6 @@ class EdgeLlmEngine(Engine):
             f"named templates {', '.join(model.named_templates)}: save the one to use as "
             "chat_template.jinja and delete any additional_chat_templates/ folder)"
         )
-
-
-def loaded(source: str, limits: RenderLimits) -> Template:
-    """`source` read and parsed as Edge-LLM's `InjaRenderer::load` does; a refusal is the
-    `LoadError` problem Edge-LLM's model loading fails with."""
-    check_template_size(source, limits)
-    if len(source.encode("utf-8", "surrogatepass")) > MAX_TEMPLATE_BYTES:
-        # The playground's own limit is lower unless an operator raised it.
-        raise TemplateProblem(LOAD_ERROR, f"Edge-LLM would not load this model: {TOO_LARGE}")
-    try:
-        return load(source)
-    except LoadError as error:
-        message = f"Edge-LLM would not load this model: {error}"
-        raise TemplateProblem(LOAD_ERROR, message, error.line, column=error.column) from None
 
 
 def _utc(moment: datetime) -> datetime:

@@ -31,12 +31,15 @@ from app.render.command_line import (
     TEMPLATE_FILE,
     CommandContext,
     CommandLine,
+    CommandWriter,
+    Render,
     assign,
     compact_json,
     fits_one_argument,
     join,
 )
 from app.render.engines.llamacpp.answers import REASONING_CHOICES
+from app.render.engines.llamacpp.builtins import equivalent_builtin
 
 #: The body `curl` sends when it is too long for one argument.
 REQUEST_FILE = "apply-template.json"
@@ -63,6 +66,11 @@ def command_notes(facts: dict[str, Any]) -> dict[str, str]:
         f"`{builtin}` writes, so `--chat-template {builtin}` works too; built-in names know "
         "nothing of tools, tool calls or reasoning."
     }
+
+
+def facts(template: str, special_tokens: dict[str, str], render: Render) -> dict[str, Any]:
+    """The built-in format that writes what the template writes on plain chats."""
+    return {"builtin": equivalent_builtin(render, special_tokens.get("bos_token"))}
 
 
 def _program_forms(program: str, context: CommandContext, builtin: str | None) -> list[CommandLine]:
@@ -145,3 +153,6 @@ def _gguf_py(template: str, model: str) -> CommandLine:
         )
     command = join([*words, "--chat-template-file", TEMPLATE_FILE])
     return CommandLine("gguf-py", "gguf_new_metadata", command, {TEMPLATE_FILE: template})
+
+
+WRITER = CommandWriter(rank=0, lines=command_lines, facts=facts, notes=command_notes)

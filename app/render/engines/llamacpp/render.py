@@ -26,13 +26,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from app.problems import TemplateProblem
-from app.render.answer import AnswerRequest, ParsedAnswer, ParserOption
-from app.render.command_line import CommandContext, CommandLine
-from app.render.core import Engine, Render, Rendered, RenderRequest
-from app.render.engines.llamacpp import answers as llamacpp_answers
-from app.render.engines.llamacpp import commands as llamacpp_commands
-from app.render.engines.llamacpp.builtins import equivalent_builtin
+from app.render.core import Rendered, RenderRequest
 from app.render.engines.llamacpp.context import (
     RenderContext,
     generation_prompt,
@@ -57,57 +51,7 @@ from app.render.engines.llamacpp.reasoning import (
     reasoning_tags,
 )
 from app.render.engines.llamacpp.templates_init import patched_source, template_capabilities
-from app.render.limits import RenderLimits, check_template_size
-
-
-class LlamaCppEngine(Engine):
-    """llama-server's `/apply-template`: its rewrites, variables and Jinja engine."""
-
-    openai_server = True
-    id = "llama.cpp"
-    name = "llama.cpp (llama-server)"
-    program_name = "llama-server"
-    #: The llama-server build whose recorded renders the tests compare against.
-    version = "b11434"
-    description = (
-        "What llama-server (build b11434) returns from /apply-template: its message "
-        "rewrites, its template variables and the semantics of its own Jinja engine."
-    )
-
-    def render(self, request: RenderRequest, limits: RenderLimits) -> Rendered:
-        """Render as llama-server would; a request it refuses is an `InvalidRequest`."""
-        bos = request.special_tokens.get("bos_token", "")
-        eos = request.special_tokens.get("eos_token", "")
-        try:
-            return _render(request, bos, eos, limits)
-        except LlamaCppInputError as error:
-            raise TemplateProblem("InvalidRequest", str(error)) from None
-
-    command_rank = 0
-
-    def capabilities(self, template: str, limits: RenderLimits) -> dict[str, bool]:
-        """llama-server's `chat_template_caps`, detected by its probes."""
-        check_template_size(template, limits)
-        return template_capabilities(template, limits)
-
-    def command_facts(self, template: str, special_tokens: dict[str, str], render: Render) -> dict:
-        """The built-in format that writes what the template writes on plain chats."""
-        return {"builtin": equivalent_builtin(render, special_tokens.get("bos_token"))}
-
-    def command_lines(self, context: CommandContext) -> list[CommandLine]:
-        return llamacpp_commands.command_lines(context)
-
-    def command_notes(self, facts: dict[str, Any]) -> dict[str, str]:
-        return llamacpp_commands.command_notes(facts)
-
-    def answer_options(self, request: RenderRequest) -> tuple[ParserOption, ...]:
-        """`--reasoning-format` and the request's `parse_tool_calls`."""
-        return llamacpp_answers.parser_options(request)
-
-    def read_answer(self, answer: AnswerRequest, limits: RenderLimits) -> ParsedAnswer:
-        """The chat format and parser llama-server derives from the template, applied as
-        `common_chat_parse` applies it to a finished completion."""
-        return llamacpp_answers.read_answer(answer, limits)
+from app.render.limits import RenderLimits
 
 
 def _tags(source: str, bos: str, eos: str, limits: RenderLimits) -> ReasoningTags:
@@ -116,7 +60,8 @@ def _tags(source: str, bos: str, eos: str, limits: RenderLimits) -> ReasoningTag
     return reasoning_tags(source, bos, eos, caps["supports_tool_calls"], limits.output_chars)
 
 
-def _render(request: RenderRequest, bos: str, eos: str, limits: RenderLimits) -> Rendered:
+def render_prompt(request: RenderRequest, bos: str, eos: str, limits: RenderLimits) -> Rendered:
+    """llama-server's prompt for `request` (`LlamaCppEngine.render`: the steps above)."""
     rewrites: list[str] = []
     source = patched_source(request.template)
     if source != request.template:

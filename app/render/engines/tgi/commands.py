@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from app.render.command_line import CommandContext, CommandLine, join
+from app.render.command_line import CommandContext, CommandLine, CommandWriter, join
 
 TOKENIZER_CONFIG_FILE = "tokenizer_config.json"
 
@@ -20,3 +20,6 @@ def command_lines(context: CommandContext) -> list[CommandLine]:
     words += ["--tokenizer-config-path", TOKENIZER_CONFIG_FILE]
     text = json.dumps(config, ensure_ascii=False, indent=2) + "\n"
     return [CommandLine("tgi", "launcher", join(words), {TOKENIZER_CONFIG_FILE: text})]
+
+
+WRITER = CommandWriter(rank=20, lines=command_lines)

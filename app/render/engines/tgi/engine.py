@@ -13,8 +13,7 @@ Its steps, in TGI's order (router/src/lib.rs `ChatRequest::try_into_generate`, t
 from __future__ import annotations
 
 from app.problems import limit_exceeded
-from app.render.command_line import CommandContext, CommandLine
-from app.render.core import Engine, Rendered, RenderRequest
+from app.render.core import Engine, EngineInfo, Help, Rendered, RenderRequest
 from app.render.engines.tgi import commands as tgi_commands
 from app.render.engines.tgi import template as tgi_template
 from app.render.engines.tgi.router import shape_request
@@ -27,29 +26,29 @@ TGI_FIELDS = ("tool_choice", "tool_prompt")
 class TgiEngine(Engine):
     """text-generation-inference's chat route: its router, then MiniJinja."""
 
-    openai_server = True
-    id = "tgi"
-    name = "TGI (text-generation-inference)"
-    #: TGI's release whose router this follows; it ships MiniJinja 2.8.0.
-    version = "3.3.7"
-    description = (
-        "What text-generation-inference's router renders: its request reshaping (one "
-        "content string per message, tools as JSON strings, its tool prompt, a final "
-        "assistant message continued) and MiniJinja with pycompat, run by the minijinja "
-        "Python package."
+    info = EngineInfo(
+        id="tgi",
+        name="TGI (text-generation-inference)",
+        #: TGI's release whose router this follows; it ships MiniJinja 2.8.0.
+        version="3.3.7",
+        description=(
+            "What text-generation-inference's router renders: its request reshaping (one "
+            "content string per message, tools as JSON strings, its tool prompt, a final "
+            "assistant message continued) and MiniJinja with pycompat, run by the minijinja "
+            "Python package."
+        ),
+        help=Help(
+            no_parser=(
+                "TGI has no parser for a template's own markup: without tools it returns the "
+                "completion as content, unchanged; with tools it does not let the model write "
+                "free text at all: a JSON grammar built from the tools constrains generation, "
+                "and it reads that JSON as the tool call, so markup like this completion's "
+                "never reaches a client as a tool call."
+            )
+        ),
+        openai_server=True,
     )
-
-    command_rank = 20
-    no_parser = (
-        "TGI has no parser for a template's own markup: without tools it returns the "
-        "completion as content, unchanged; with tools it does not let the model write "
-        "free text at all: a JSON grammar built from the tools constrains generation, and "
-        "it reads that JSON as the tool call, so markup like this completion's never "
-        "reaches a client as a tool call."
-    )
-
-    def command_lines(self, context: CommandContext) -> list[CommandLine]:
-        return tgi_commands.command_lines(context)
+    commands = tgi_commands.WRITER
 
     def render(self, request: RenderRequest, limits: RenderLimits) -> Rendered:
         """Reshape, render and continue as TGI's router does."""

@@ -14,15 +14,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from app.render.answer import AnswerRequest, ParsedAnswer, ParserOption, ToolCall
-from app.render.core import RenderRequest
-from app.render.engines.transformers import chat
+from app.render.answer import AnswerReader, ParsedAnswer, ReadContext, ToolCall
 from app.render.engines.transformers.response_template import (
     NeverReturns,
     ResponseTemplateError,
     parse,
 )
-from app.render.limits import RenderLimits, check_template_size
 
 PARSER = "parse_response"
 #: transformers' error when the tokenizer has no template.
@@ -31,28 +28,41 @@ NO_TEMPLATE = "This tokenizer does not have a `response_template` for parsing ch
 TEMPLATE_MARKS = ("fields", "start_anchor", "start_anchor_pattern")
 
 
-def parser_options(request: RenderRequest) -> tuple[ParserOption, ...]:
-    """None: `parse_response` has no switches; the template decides everything."""
-    return ()
+#: What transformers does with a completion when the tokenizer has no response schema.
+NO_RESPONSE_SCHEMA = (
+    "transformers reads an answer only with the tokenizer's `response_template` "
+    "(tokenizer_config.json; tokenizer.parse_response raises AttributeError without one): "
+    "no loaded tokenizer files carry one, so an application gets the decoded text and "
+    "reads it itself."
+)
 
 
-def read_answer(answer: AnswerRequest, limits: RenderLimits) -> ParsedAnswer:
-    """The message `tokenizer.parse_response(completion, prefix=prompt, tools=tools)`
-    returns with the source's response template, or the exception it raises."""
-    template = None if answer.response_template is None else json.loads(answer.response_template)
-    if template is None or not any(mark in template for mark in TEMPLATE_MARKS):
-        legacy = template is not None
-        return ParsedAnswer(
-            PARSER,
-            error=f"AttributeError: {NO_TEMPLATE}",
-            notes=(_no_template_note(legacy),),
-        )
-    prefix, notes = _prompt(answer, limits)
-    try:
-        message = parse(template, answer.completion, prefix, answer.render.tools)
-    except (ValueError, KeyError, TypeError, RecursionError) as error:
-        return ParsedAnswer(PARSER, error=_raised(error), notes=tuple(notes))
-    return _answer(message, notes)
+class TransformersReader(AnswerReader):
+    """`tokenizer.parse_response` with the source's response template; `parse_response`
+    has no switches (no options): the template decides everything."""
+
+    def declines(self, context: ReadContext) -> str | None:
+        """Without response template files, an application reads the text itself."""
+        return NO_RESPONSE_SCHEMA if context.answer.response_template is None else None
+
+    def read(self, completion: str, context: ReadContext) -> ParsedAnswer:
+        """The message `tokenizer.parse_response(completion, prefix=prompt, tools=tools)`
+        returns with the source's response template, or the exception it raises."""
+        given = context.answer.response_template
+        template = None if given is None else json.loads(given)
+        if template is None or not any(mark in template for mark in TEMPLATE_MARKS):
+            legacy = template is not None
+            return ParsedAnswer(
+                PARSER,
+                error=f"AttributeError: {NO_TEMPLATE}",
+                notes=(_no_template_note(legacy),),
+            )
+        prefix, notes = _prefix(context.prompt)
+        try:
+            message = parse(template, completion, prefix, context.request.tools)
+        except (ValueError, KeyError, TypeError, RecursionError) as error:
+            return ParsedAnswer(PARSER, error=_raised(error), notes=tuple(notes))
+        return _answer(message, notes)
 
 
 def _no_template_note(legacy: bool) -> str:
@@ -69,17 +79,16 @@ def _no_template_note(legacy: bool) -> str:
     )
 
 
-def _prompt(answer: AnswerRequest, limits: RenderLimits) -> tuple[str, list[str]]:
-    """The prompt the completion continues (`prefix=`), rendered as transformers does."""
-    try:
-        check_template_size(answer.render.template, limits)
-        return chat.render(chat.prepare(answer.render), limits).prompt, []
-    except Exception:  # any template problem: read the completion alone, and say so
-        note = (
-            'The prompt does not render, so the completion is read with prefix="" '
-            "(as if the template had written nothing of the answer)."
-        )
-        return "", [note]
+def _prefix(prompt: str | None) -> tuple[str, list[str]]:
+    """The prompt the completion continues (`prefix=`), rendered as transformers does;
+    "" when it does not render, and a note saying so."""
+    if prompt is not None:
+        return prompt, []
+    note = (
+        'The prompt does not render, so the completion is read with prefix="" '
+        "(as if the template had written nothing of the answer)."
+    )
+    return "", [note]
 
 
 def _raised(error: BaseException) -> str:

@@ -8,7 +8,7 @@ import math
 import pprint
 from typing import Any
 
-from app.render.command_line import TEMPLATE_FILE, CommandContext, CommandLine
+from app.render.command_line import TEMPLATE_FILE, CommandContext, CommandLine, CommandWriter
 
 
 def command_lines(context: CommandContext) -> list[CommandLine]:
@@ -57,3 +57,6 @@ def _python_literal(value: Any) -> str:
     if _finite(value):
         return pprint.pformat(value, width=88, sort_dicts=False)
     return f"json.loads({json.dumps(value)!r})"
+
+
+WRITER = CommandWriter(rank=40, lines=command_lines)

@@ -3,59 +3,34 @@ answer in `answers`, command lines in `commands`)."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from app.render.answer import AnswerRequest, ParsedAnswer
-from app.render.command_line import CommandContext, CommandLine
-from app.render.core import Engine, Rendered, RenderRequest
-from app.render.engines.transformers import answers as transformers_answers
+from app.render.core import Engine, EngineInfo, Rendered, RenderRequest
 from app.render.engines.transformers import chat
 from app.render.engines.transformers import commands as transformers_commands
+from app.render.engines.transformers.answers import TransformersReader
 from app.render.limits import RenderLimits
-
-#: What transformers does with a completion when the tokenizer has no response schema.
-NO_RESPONSE_SCHEMA = (
-    "transformers reads an answer only with the tokenizer's `response_template` "
-    "(tokenizer_config.json; tokenizer.parse_response raises AttributeError without one): "
-    "no loaded tokenizer files carry one, so an application gets the decoded text and "
-    "reads it itself."
-)
 
 
 class TransformersEngine(Engine):
     """Python's Jinja, as transformers' `apply_chat_template` (and vLLM, SGLang) run it."""
 
-    id = "transformers"
-    name = "transformers (Python, SGLang)"
-    #: The version the conformance tests render against (pyproject's test extras).
-    version = "5.23.0"
-    description = (
-        "What transformers' apply_chat_template(..., tokenize=False) returns: Python's "
-        "Jinja in transformers' sandbox, as vLLM and SGLang render too."
+    info = EngineInfo(
+        id="transformers",
+        name="transformers (Python, SGLang)",
+        #: The version the conformance tests render against (pyproject's test extras).
+        version="5.23.0",
+        description=(
+            "What transformers' apply_chat_template(..., tokenize=False) returns: Python's "
+            "Jinja in transformers' sandbox, as vLLM and SGLang render too."
+        ),
     )
+    reader = TransformersReader()
+    commands = transformers_commands.WRITER
 
-    command_rank = 40
-
-    def command_lines(self, context: CommandContext) -> list[CommandLine]:
-        return transformers_commands.command_lines(context)
-
-    def no_parser_for(self, answer: AnswerRequest) -> str | None:
-        if answer.response_template is None:
-            return NO_RESPONSE_SCHEMA
-        return None
-
-    def read_answer(self, answer: AnswerRequest, limits: RenderLimits) -> ParsedAnswer:
-        """`tokenizer.parse_response(completion)` with the source's response template."""
-        return transformers_answers.read_answer(answer, limits)
-
-    def prepare(self, request: RenderRequest) -> RenderRequest:
-        """The checks and rewrites apply_chat_template makes before compiling (`chat`)."""
-        return chat.prepare(request)
+    #: The checks and rewrites apply_chat_template makes before compiling.
+    prepare = staticmethod(chat.prepare)
+    #: The messages with their reasoning under every name templates read.
+    aliased = staticmethod(chat.aliased)
 
     def render(self, request: RenderRequest, limits: RenderLimits) -> Rendered:
         """Compile and render a prepared request (`chat`), its reasoning named by `aliased`."""
         return chat.render(request, limits, self.aliased)
-
-    def aliased(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """The messages with their reasoning under every name templates read (`chat`)."""
-        return chat.aliased(messages)

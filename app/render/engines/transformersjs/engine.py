@@ -13,7 +13,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from app.render.core import Engine, Rendered, RenderRequest
+from app.render.core import Engine, EngineInfo, Help, Rendered, RenderRequest
 from app.render.engines.transformersjs.node import node_renderer
 from app.render.limits import RenderLimits
 
@@ -40,23 +40,26 @@ class TransformersJsEngine(Engine):
     an empty conversation, and lets a template read null values.
     """
 
-    id = "transformers.js"
-    name = "transformers.js (@huggingface/jinja)"
-    #: The @huggingface/jinja release package-lock.json pins (a test checks they agree).
-    version = "0.5.11"
-    description = (
-        "What transformers.js's apply_chat_template(..., {tokenize: false}) returns: "
-        "@huggingface/jinja 0.5.11 run in Node, as Hugging Face's chat-template playground "
-        "renders too."
-    )
-
-    no_command = (
-        "transformers.js, which renders in your own JavaScript (tokenizer.apply_chat_template)"
-    )
-
-    no_parser = (
-        "transformers.js has no chat-completion parser: the text its generate() decodes "
-        "is the application's to read, markup and all."
+    info = EngineInfo(
+        id="transformers.js",
+        name="transformers.js (@huggingface/jinja)",
+        #: The @huggingface/jinja release package-lock.json pins (a test checks they agree).
+        version="0.5.11",
+        description=(
+            "What transformers.js's apply_chat_template(..., {tokenize: false}) returns: "
+            "@huggingface/jinja 0.5.11 run in Node, as Hugging Face's chat-template playground "
+            "renders too."
+        ),
+        help=Help(
+            no_command=(
+                "transformers.js, which renders in your own JavaScript "
+                "(tokenizer.apply_chat_template)"
+            ),
+            no_parser=(
+                "transformers.js has no chat-completion parser: the text its generate() decodes "
+                "is the application's to read, markup and all."
+            ),
+        ),
     )
 
     def render(self, request: RenderRequest, limits: RenderLimits) -> Rendered:

@@ -6,7 +6,15 @@ in the Response view, else the pair that fits the template (vLLM picks none itse
 
 from __future__ import annotations
 
-from app.render.command_line import TEMPLATE_FILE, CommandContext, CommandLine, join
+from typing import TYPE_CHECKING, Any
+
+from app.render.command_line import TEMPLATE_FILE, CommandContext, CommandLine, CommandWriter, join
+from app.render.core import RenderRequest
+from app.render.engines.vllm.answers import READER
+from app.render.engines.vllm.content_format import detect_content_format
+
+if TYPE_CHECKING:  # only `facts` names it, in its signature
+    from app.render.command_line import Render
 
 
 def command_lines(context: CommandContext) -> list[CommandLine]:
@@ -23,3 +31,17 @@ def command_lines(context: CommandContext) -> list[CommandLine]:
     if (reasoning_parser := parsers.get("reasoning_parser", "none")) != "none":
         words += ["--reasoning-parser", reasoning_parser]
     return [CommandLine("vllm", "serve", join(words), {TEMPLATE_FILE: context.template})]
+
+
+def facts(template: str, special_tokens: dict[str, str], render: Render) -> dict[str, Any]:
+    """The content format its server is told (what it would detect), and the parsers
+    that fit the template (`--tool-call-parser`, `--reasoning-parser`)."""
+    options = READER.options(RenderRequest(template=template, messages=[]))
+    return {
+        "content_format": detect_content_format(template),
+        "vllm_parsers": {option.name: option.default for option in options},
+        "vllm_parser_choices": {option.name: list(option.choices) for option in options},
+    }
+
+
+WRITER = CommandWriter(rank=10, lines=command_lines, facts=facts)

@@ -18,12 +18,10 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from app.render.answer import AnswerRequest, ParsedAnswer, ParserOption
-from app.render.command_line import CommandContext, CommandLine
-from app.render.core import Engine, Render, Rendered, RenderRequest
+from app.render.core import Engine, EngineInfo, Rendered, RenderRequest
 from app.render.engines.transformers import TransformersEngine
-from app.render.engines.vllm import answers as vllm_answers
 from app.render.engines.vllm import commands as vllm_commands
+from app.render.engines.vllm.answers import READER
 from app.render.engines.vllm.content_format import detect_content_format
 from app.render.engines.vllm.contract import VLLM, Contract
 from app.render.engines.vllm.paths import other_paths
@@ -42,7 +40,6 @@ class ServerEngine(Engine):
 
     contract: ClassVar[Contract]
     transformers: ClassVar[TransformersEngine] = TransformersEngine()
-    openai_server = True
 
     def render(self, request: RenderRequest, limits: RenderLimits) -> Rendered:
         """Normalise as the server does, then render as transformers does (`render`)."""
@@ -52,47 +49,28 @@ class ServerEngine(Engine):
 class VllmEngine(ServerEngine):
     """vLLM's OpenAI-compatible server: its request rules, then transformers."""
 
-    id = "vllm"
-    name = "vLLM (OpenAI server)"
-    version = VLLM_VERSION
-    description = (
-        f"What vLLM {VLLM_VERSION}'s /v1/chat/completions renders for a Hugging Face "
-        "tokenizer: its request rules (content format, message keys, tool-call arguments, "
-        "reasoning, developer and system messages, kwargs, tools), then transformers' "
-        "apply_chat_template as vLLM installs it. Not modelled: gpt-oss models, which vLLM "
-        "renders through Harmony, not the template; Mistral models served with Mistral's "
-        "own tokenizer (tekken.json or tokenizer.model.v*, unless --tokenizer-mode hf); the "
-        "renderers vLLM picks for some architectures (DeepSeek V3.2, V4 and V4.1, Kimi K3, "
-        "Inkling); and Cohere's melody renderer (--tokenizer-mode cohere)."
+    info = EngineInfo(
+        id="vllm",
+        name="vLLM (OpenAI server)",
+        version=VLLM_VERSION,
+        description=(
+            f"What vLLM {VLLM_VERSION}'s /v1/chat/completions renders for a Hugging Face "
+            "tokenizer: its request rules (content format, message keys, tool-call arguments, "
+            "reasoning, developer and system messages, kwargs, tools), then transformers' "
+            "apply_chat_template as vLLM installs it. Not modelled: gpt-oss models, which vLLM "
+            "renders through Harmony, not the template; Mistral models served with Mistral's "
+            "own tokenizer (tekken.json or tokenizer.model.v*, unless --tokenizer-mode hf); the "
+            "renderers vLLM picks for some architectures (DeepSeek V3.2, V4 and V4.1, Kimi K3, "
+            "Inkling); and Cohere's melody renderer (--tokenizer-mode cohere)."
+        ),
+        openai_server=True,
     )
+    reader = READER
     contract = VLLM
     transformers = PINNED_TRANSFORMERS
-    command_rank = 10
+    commands = vllm_commands.WRITER
 
-    def content_format(self, template: str) -> str:
-        """What `--chat-template-content-format auto` decides for `template`."""
-        return detect_content_format(template)
-
-    def caveats(self, template: str, model: str | None) -> list[str]:
-        return other_paths(template, model)
-
-    def command_facts(self, template: str, special_tokens: dict[str, str], render: Render) -> dict:
-        """The content format its server is told (what it would detect), and the parsers
-        that fit the template (`--tool-call-parser`, `--reasoning-parser`)."""
-        options = self.answer_options(RenderRequest(template=template, messages=[]))
-        return {
-            "content_format": self.content_format(template),
-            "vllm_parsers": {option.name: option.default for option in options},
-            "vllm_parser_choices": {option.name: list(option.choices) for option in options},
-        }
-
-    def command_lines(self, context: CommandContext) -> list[CommandLine]:
-        return vllm_commands.command_lines(context)
-
-    def answer_options(self, request: RenderRequest) -> tuple[ParserOption, ...]:
-        """`--tool-call-parser` and `--reasoning-parser`, with the pair that fits the template."""
-        return vllm_answers.parser_options(request)
-
-    def read_answer(self, answer: AnswerRequest, limits: RenderLimits) -> ParsedAnswer:
-        """The reasoning parser, then the tool parser, as vLLM's chat completions run them."""
-        return vllm_answers.read_answer(answer, limits)
+    #: What `--chat-template-content-format auto` decides for a template.
+    content_format = staticmethod(detect_content_format)
+    #: The models vLLM renders another way than with the template.
+    caveats = staticmethod(other_paths)

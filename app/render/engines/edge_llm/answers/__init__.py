@@ -21,9 +21,9 @@ not reused.
 from __future__ import annotations
 
 from app.render.answer import (
-    AnswerRequest,
     ParsedAnswer,
     ParserOption,
+    ReadContext,
     ToolCall,
     stable_digest,
 )
@@ -59,26 +59,22 @@ OPTIONS = (
 )
 
 
-def parser_options() -> tuple[ParserOption, ...]:
-    """The server's two parser flags."""
-    return OPTIONS
-
-
 def call_id(index: int, name: str) -> str:
     """A stand-in for the random id Edge-LLM gives a call (`call_` and 24 hex digits of a
     uuid4): the same shape, the same for the same call, so pages and shares reproduce."""
     return "call_" + stable_digest(index, name)[:24]
 
 
-def read_answer(answer: AnswerRequest) -> ParsedAnswer:
-    """The message Edge-LLM's server returns for `answer.completion` (non-streaming);
-    raises the server's refusal (`TemplateProblem`) for a request it refuses."""
-    request = answer.render
+def read_answer(completion: str, context: ReadContext) -> ParsedAnswer:
+    """The message Edge-LLM's server returns for `completion` (non-streaming), with the
+    context's parser flags; raises the server's refusal (`TemplateProblem`) for a
+    request it refuses."""
+    request = context.request
     check_request(request)
     mode, forced = check_tools(request)
-    names = answer.model_names
-    tool_choice = answer.option(OPTIONS, "tool_call_parser")
-    reasoning_choice = answer.option(OPTIONS, "reasoning_parser")
+    names = context.answer.model_names
+    tool_choice = context.options["tool_call_parser"]
+    reasoning_choice = context.options["reasoning_parser"]
     configured = auto_reasoning(names) if reasoning_choice == "auto" else reasoning_choice
     parser = PARSERS[configured]
     thinking = request.kwargs.get("enable_thinking") is True
@@ -93,7 +89,7 @@ def read_answer(answer: AnswerRequest) -> ParsedAnswer:
     label += [configured] if applied is not None else []
     parser_label = " + ".join(label) or "none"
     try:
-        parsed = parse(answer.completion, tools, applied)
+        parsed = parse(completion, tools, applied)
     except ServerFailure as failure:
         return ParsedAnswer(parser=parser_label, error=_failure(failure))
     setting = Setting(reasoning_choice, configured, parser, thinking, no_tools, forced, names)
@@ -104,7 +100,7 @@ def read_answer(answer: AnswerRequest) -> ParsedAnswer:
         content=(text or None) if calls else text,
         reasoning_content=parsed.reasoning or None,
         tool_calls=calls,
-        notes=tuple(notes(answer.completion, parsed, setting)),
+        notes=tuple(notes(completion, parsed, setting)),
         omits_null=True,
     )
 

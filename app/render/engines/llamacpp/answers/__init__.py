@@ -8,8 +8,8 @@ differential autoparser for every other template; `derive`), and reads the gener
 text with it (`common_chat_parse`: the generation prompt, then the completion). A
 completion the parser cannot read is an error (HTTP 500), not a message.
 
-`parser_options` lists the operator's choices (`--reasoning-format`, the request's
-`parse_tool_calls`); `read_answer` returns the message.
+`LlamaCppReader.options` lists the operator's choices (`--reasoning-format`, the request's
+`parse_tool_calls`); `LlamaCppReader` returns the message.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import dataclasses
 from typing import Any
 
 from app.problems import TemplateProblem
-from app.render.answer import AnswerRequest, ParsedAnswer, ParserOption, ToolCall
+from app.render.answer import AnswerReader, ParsedAnswer, ParserOption, ReadContext, ToolCall
 from app.render.core import RenderRequest
 from app.render.engines.llamacpp.answers import reading_notes
 from app.render.engines.llamacpp.answers.chat_peg_mapper import ChatParseError, peg_parse
@@ -38,44 +38,46 @@ from app.render.limits import RenderLimits
 REASONING_CHOICES = ("auto", "none", "deepseek")
 
 
-def parser_options(request: RenderRequest) -> tuple[ParserOption, ...]:
-    """llama-server's parsing choices: `--reasoning-format` and `parse_tool_calls`."""
-    return (
-        ParserOption(
-            name="reasoning_format",
-            label="--reasoning-format",
-            choices=REASONING_CHOICES,
-            default="auto",
-            why=(
-                "llama-server's default: reasoning goes to reasoning_content (auto reads "
-                "as deepseek for a complete answer); none leaves it in the content."
-            ),
-        ),
-        ParserOption(
-            name="parse_tool_calls",
-            label="parse_tool_calls",
-            choices=("true", "false"),
-            default="true",
-            why=(
-                "The request field's default; at this build no parser reads it, so the "
-                "tool calls are parsed either way."
-            ),
-        ),
-    )
+class LlamaCppReader(AnswerReader):
+    """llama-server's `common_chat_parse` on a finished completion."""
 
-
-def read_answer(answer: AnswerRequest, limits: RenderLimits) -> ParsedAnswer:
-    """The assistant message llama-server returns for `answer.completion` (non-streamed)."""
-    options = parser_options(answer.render)
-    notes: list[str] = []
-    if answer.option(options, "parse_tool_calls") == "false":
-        notes.append(
-            "parse_tool_calls is false, but llama-server at this build reads no such "
-            "switch: tool calls are parsed as with true."
+    def options(self, request: RenderRequest) -> tuple[ParserOption, ...]:
+        """llama-server's parsing choices: `--reasoning-format` and the request's
+        `parse_tool_calls`, whatever the template."""
+        return (
+            ParserOption(
+                name="reasoning_format",
+                label="--reasoning-format",
+                choices=REASONING_CHOICES,
+                default="auto",
+                why=(
+                    "llama-server's default: reasoning goes to reasoning_content (auto reads "
+                    "as deepseek for a complete answer); none leaves it in the content."
+                ),
+            ),
+            ParserOption(
+                name="parse_tool_calls",
+                label="parse_tool_calls",
+                choices=("true", "false"),
+                default="true",
+                why=(
+                    "The request field's default; at this build no parser reads it, so the "
+                    "tool calls are parsed either way."
+                ),
+            ),
         )
-    reasoning_format = answer.option(options, "reasoning_format")
-    parsed = read_completion(answer.render, answer.completion, limits, reasoning_format)
-    return dataclasses.replace(parsed, notes=(*notes, *parsed.notes))
+
+    def read(self, completion: str, context: ReadContext) -> ParsedAnswer:
+        """The assistant message llama-server returns for `completion` (non-streamed)."""
+        notes: list[str] = []
+        if context.options["parse_tool_calls"] == "false":
+            notes.append(
+                "parse_tool_calls is false, but llama-server at this build reads no such "
+                "switch: tool calls are parsed as with true."
+            )
+        reasoning_format = context.options["reasoning_format"]
+        parsed = read_completion(context.request, completion, context.limits, reasoning_format)
+        return dataclasses.replace(parsed, notes=(*notes, *parsed.notes))
 
 
 def read_completion(

@@ -7,103 +7,29 @@ non-streaming chat request by composing the two parsers (`ParserManager.get_pars
 reads calls out of what is left, and `assemble_chat_message_fields` keeps the calls only
 when the request's tool_choice lets it. A request without tools has tool_choice "none":
 the tool parser is then skipped (legacy parsers) or run only to drop its markup (parsers
-on vLLM's parser engine, when both parsers are). Each parser is a module `tool_<name>` or
-`reasoning_<name>` of this package; `suggest` picks the pair that fits a template.
+on vLLM's parser engine, when both parsers are). The parsers are in `registry`, each a
+module `tool_<name>` or `reasoning_<name>` of this package; `suggest` picks the pair
+that fits a template.
 """
 
 from __future__ import annotations
 
-import importlib
-import inspect
-from functools import cache
-from types import ModuleType
-from typing import Any
-
-from app.render.answer import AnswerRequest, ParsedAnswer, ParserOption, ToolCall
+from app.render.answer import AnswerReader, ParsedAnswer, ParserOption, ReadContext, ToolCall
 from app.render.core import RenderRequest
+from app.render.engines.vllm.answers.base import ParserInput
+from app.render.engines.vllm.answers.registry import (
+    CONTENT_FROM_TOOL_PARSER,
+    ENGINE_BASED_REASONING,
+    ENGINE_BASED_TOOLS,
+    HARMONY_REASONING,
+    HARMONY_TOOL,
+    READS_PROMPT,
+    REASONING_PARSERS,
+    TOOL_PARSERS,
+    ToolParser,
+)
 from app.render.engines.vllm.answers.suggest import suggest
-from app.render.engines.vllm.render import render
-from app.render.limits import RenderLimits, check_template_size
-
-#: The modules by vLLM's registered name (`-` spelled `_` in module names); a module that
-#: is not there is simply left out of the menus.
-TOOL_MODULES = (
-    "deepseek_v3", "deepseek_v31", "deepseek_v32", "deepseek_v4", "gemma4", "glm45",
-    "granite", "hermes", "kimi_k2", "kimi_k3", "llama3_json", "llama4_pythonic",
-    "minimax_m2", "mistral", "openai", "pythonic", "qwen3_coder", "qwen3_xml",
-)  # fmt: skip
-REASONING_MODULES = (
-    "deepseek_r1", "deepseek_v3", "deepseek_v4", "gemma4", "glm45", "granite", "kimi_k3",
-    "openai_gptoss", "qwen3",
-)  # fmt: skip
-
-#: Parsers built on vLLM 0.33.0's parser engine (`engine_based_streaming`): with both of a
-#: pair on it, a skipped or empty tool reading still removes the tool markup.
-ENGINE_BASED = frozenset(
-    {"tool:deepseek_v32", "tool:deepseek_v4", "tool:gemma4", "tool:glm45", "tool:granite",
-     "tool:kimi_k2", "tool:minimax_m2", "tool:mistral", "tool:qwen3_coder", "tool:qwen3_xml",
-     "reasoning:deepseek_v4", "reasoning:gemma4", "reasoning:glm45", "reasoning:qwen3"}
-)  # fmt: skip
-#: Tool parsers whose server composition (vLLM's `KimiK3Parser`) takes the content from
-#: the tool parser as an engine-based pair does, whatever the reasoning parser.
-CONTENT_FROM_TOOL_PARSER = frozenset({"kimi_k3"})
-
-
-def _load(prefix: str, names: tuple[str, ...]) -> dict[str, ModuleType]:
-    found = {}
-    for name in names:
-        try:
-            module = importlib.import_module(f"{__name__}.{prefix}_{name}")
-        except ModuleNotFoundError as error:
-            if error.name != f"{__name__}.{prefix}_{name}":
-                raise
-            continue
-        found[module.NAME] = module
-    return found
-
-
-@cache
-def tool_parsers() -> dict[str, ModuleType]:
-    """Every tool parser reproduced here, by vLLM's name."""
-    return _load("tool", TOOL_MODULES)
-
-
-@cache
-def reasoning_parsers() -> dict[str, ModuleType]:
-    """Every reasoning parser reproduced here, by vLLM's name."""
-    return _load("reasoning", REASONING_MODULES)
-
-
-def parser_options(request: RenderRequest) -> tuple[ParserOption, ...]:
-    """`--tool-call-parser` and `--reasoning-parser`, defaulting to the pair that fits
-    the request's template."""
-    tools, reasonings = tool_parsers(), reasoning_parsers()
-    pick = suggest(request.template, set(tools), set(reasonings))
-    return (
-        ParserOption(
-            "tool_call_parser", "--tool-call-parser", ("none", *sorted(tools)), pick.tool,
-            pick.tool_why,
-        ),
-        ParserOption(
-            "reasoning_parser", "--reasoning-parser", ("none", *sorted(reasonings)),
-            pick.reasoning, pick.reasoning_why,
-        ),
-    )  # fmt: skip
-
-
-def _call(function: Any, *args: Any, **optional: Any) -> Any:
-    """`function(*args, ...)` with those of `optional` its signature takes."""
-    accepted = inspect.signature(function).parameters
-    return function(*args, **{k: v for k, v in optional.items() if k in accepted})
-
-
-def _prompt(answer: AnswerRequest, limits: RenderLimits) -> str | None:
-    """The prompt vLLM renders for the request (None when it does not render)."""
-    try:
-        check_template_size(answer.render.template, limits)
-        return render(answer.render, limits).prompt
-    except Exception:  # any failure, as `render_with` names it: vLLM renders no prompt
-        return None
+from app.render.engines.vllm.answers.tool_openai import read_pair
 
 
 def _label(tool: str, reasoning: str) -> str:
@@ -111,18 +37,12 @@ def _label(tool: str, reasoning: str) -> str:
     return " + ".join(named) or "none"
 
 
-def _harmony(answer: AnswerRequest, tool: str, reasoning: str) -> ParsedAnswer | None:
+def _harmony(completion: str, request: RenderRequest, tool: str, reasoning: str) -> ParsedAnswer:
     """gpt-oss: vLLM reads Harmony with one parser for both flags (`tool_openai`)."""
-    modules = [tool_parsers().get(tool), reasoning_parsers().get(reasoning)]
-    if not any(getattr(module, "HARMONY", False) for module in modules):
-        return None
-    openai = tool_parsers().get("openai")
-    if openai is None:
-        return None
-    reading = openai.read_pair(
-        answer.completion, reasoning_parser=reasoning != "none", tool_parser=tool != "none"
+    reading = read_pair(
+        completion, reasoning_parser=reasoning != "none", tool_parser=tool != "none"
     )
-    calls = tuple(reading.tool_calls) if tool != "none" and answer.render.tools else ()
+    calls = tuple(reading.tool_calls) if tool != "none" and request.tools else ()
     return ParsedAnswer(
         parser=_label(tool, reasoning),
         content=reading.content,
@@ -132,9 +52,10 @@ def _harmony(answer: AnswerRequest, tool: str, reasoning: str) -> ParsedAnswer |
     )
 
 
-def _skipped_note(module: ModuleType, name: str, content: str, tools: Any) -> tuple[str, ...]:
-    """A sentence when a skipped tool parser would have found calls in `content`."""
-    found = _call(module.extract, content, tools)
+def _skipped_note(parser: ToolParser, name: str, content: str) -> tuple[str, ...]:
+    """A sentence when a skipped tool parser would have found calls in `content` (a
+    request without tools, read as vLLM's parser would read it)."""
+    found = parser(content, ParserInput())
     if not found.tools_called:
         return ()
     return (
@@ -143,53 +64,73 @@ def _skipped_note(module: ModuleType, name: str, content: str, tools: Any) -> tu
     )
 
 
-def read_answer(answer: AnswerRequest, limits: RenderLimits) -> ParsedAnswer:
-    """The assistant message vLLM's chat API returns for `answer.completion` with the
-    chosen parsers (a non-streaming request with the render request's tools and kwargs)."""
-    options = parser_options(answer.render)
-    tool = answer.option(options, "tool_call_parser")
-    reasoning = answer.option(options, "reasoning_parser")
-    if (harmony := _harmony(answer, tool, reasoning)) is not None:
-        return harmony
-    kwargs = dict(answer.render.kwargs)
-    tools = answer.render.tools or None
-    special = tuple(answer.render.special_tokens.values())
+class VllmReader(AnswerReader):
+    """vLLM's chat API on a finished completion: the reasoning parser, then the tool
+    parser, with the flags the options choose."""
+
+    def options(self, request: RenderRequest) -> tuple[ParserOption, ...]:
+        """`--tool-call-parser` and `--reasoning-parser`, defaulting to the pair that fits
+        the request's template."""
+        pick = suggest(request.template, set(TOOL_PARSERS), set(REASONING_PARSERS))
+        return (
+            ParserOption(
+                "tool_call_parser", "--tool-call-parser", ("none", *sorted(TOOL_PARSERS)),
+                pick.tool, pick.tool_why,
+            ),
+            ParserOption(
+                "reasoning_parser", "--reasoning-parser", ("none", *sorted(REASONING_PARSERS)),
+                pick.reasoning, pick.reasoning_why,
+            ),
+        )  # fmt: skip
+
+    def read(self, completion: str, context: ReadContext) -> ParsedAnswer:
+        """The assistant message vLLM's chat API returns for `completion` with the chosen
+        parsers (a non-streaming request with the render request's tools and kwargs)."""
+        tool, reasoning = context.options["tool_call_parser"], context.options["reasoning_parser"]
+        if tool == HARMONY_TOOL or reasoning == HARMONY_REASONING:
+            return _harmony(completion, context.request, tool, reasoning)
+        return _read(completion, context, tool, reasoning)
+
+
+#: The one reader: the engine's, and what its command lines ask which parsers fit.
+READER = VllmReader()
+
+
+def _read(completion: str, context: ReadContext, tool: str, reasoning: str) -> ParsedAnswer:
+    """The reasoning parser, then the tool parser, as `assemble_chat_message_fields` keeps
+    their readings."""
+    request = context.request
+    kwargs = dict(request.kwargs)
+    tools = request.tools or None
+    special = tuple(request.special_tokens.values())
     notes: list[str] = []
 
     said: str | None = None
-    content: str | None = answer.completion
+    content: str | None = completion
     if reasoning != "none":
-        extract = reasoning_parsers()[reasoning].extract
         # vLLM hands the prompt to the parsers that ask whether it closed the thinking.
-        prompt = (
-            _prompt(answer, limits) if "prompt" in inspect.signature(extract).parameters else None
-        )
-        split = _call(
-            extract, answer.completion, kwargs, special_tokens=special, prompt=prompt,
-            tools=tools, tool_choice_none=tools is None,
-        )  # fmt: skip
+        prompt = context.prompt if reasoning in READS_PROMPT else None
+        given = ParserInput(tools, kwargs, special, prompt, tool_choice_none=tools is None)
+        split = REASONING_PARSERS[reasoning](completion, given)
         said, content = split.reasoning, split.content
         notes += split.notes
 
     calls: tuple[ToolCall, ...] = ()
     if tool != "none":
-        module = tool_parsers()[tool]
+        parser = TOOL_PARSERS[tool]
         engine = tool in CONTENT_FROM_TOOL_PARSER or (
-            f"tool:{tool}" in ENGINE_BASED
-            and (reasoning == "none" or f"reasoning:{reasoning}" in ENGINE_BASED)
+            tool in ENGINE_BASED_TOOLS
+            and (reasoning == "none" or reasoning in ENGINE_BASED_REASONING)
         )
-        optional = {
-            "kwargs": kwargs,
-            "with_reasoning_parser": reasoning != "none",
-            "special_tokens": special,
-        }
+        # vLLM's chat API tells a tool parser nothing of a tool_choice "none".
+        given = ParserInput(tools, kwargs, special, with_reasoning_parser=reasoning != "none")
         if tools is None:  # tool_choice "none"
             if engine:  # the calls are read, then dropped: only their markup goes
-                content = _call(module.extract, content or "", tools, **optional).content
+                content = parser(content or "", given).content
             elif content:
-                notes += _skipped_note(module, tool, content, tools)
+                notes += _skipped_note(parser, tool, content)
         else:
-            found = _call(module.extract, content if content is not None else "", tools, **optional)
+            found = parser(content if content is not None else "", given)
             notes += found.notes
             if found.tools_called:
                 calls = tuple(found.tool_calls)

@@ -27,7 +27,12 @@ from app.render.engines.vllm.answers._state_machine import (
     State,
     run,
 )
-from app.render.engines.vllm.answers.base import FailsInVllm, ToolExtraction, tool_call_id
+from app.render.engines.vllm.answers.base import (
+    FailsInVllm,
+    ParserInput,
+    ToolExtraction,
+    tool_call_id,
+)
 
 #: What vLLM looks for in a call's arguments when its header gives no name.
 NAME_IN_ARGS = re.compile(r'"name"\s*:\s*"([^"]*)"')
@@ -239,3 +244,16 @@ def _dropped(grammar: Grammar, name: object, tools: list[dict] | None) -> str:
             "no tool of that name."
         )
     return f"vLLM's {grammar.name} parser finds no function name in a tool call and drops it."
+
+
+def read_given(grammar: Grammar, text: str, given: ParserInput) -> ToolExtraction:
+    """`read_tools` with what vLLM hands an engine parser: the request's tools, its
+    tool_choice, the tokenizer's special tokens and whether a reasoning parser ran."""
+    return read_tools(
+        grammar,
+        text,
+        given.tools,
+        skip_reasoning=not given.with_reasoning_parser,
+        suppress=given.tool_choice_none,
+        special_tokens=given.special_tokens,
+    )

@@ -15,8 +15,8 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
-from app.render.engines.vllm.answers._engine_reading import read_tools
-from app.render.engines.vllm.answers.base import ToolExtraction
+from app.render.engines.vllm.answers._engine_reading import read_given
+from app.render.engines.vllm.answers.base import ParserInput, ToolExtraction
 from app.render.engines.vllm.answers.reasoning_qwen3 import GRAMMAR as QWEN3
 
 WORD = "parameter"
@@ -99,14 +99,7 @@ def convert(raw: str) -> str:
 GRAMMAR = replace(QWEN3, convert_args=convert)
 
 
-def read_qwen3_tools(
-    text: str,
-    tools: list[dict] | None,
-    *,
-    with_reasoning_parser: bool = True,
-    tool_choice_none: bool = False,
-) -> ToolExtraction:
-    """vLLM's `extract_tool_calls` for the Qwen3 engine's tool adapter."""
-    return read_tools(
-        GRAMMAR, text, tools, skip_reasoning=not with_reasoning_parser, suppress=tool_choice_none
-    )
+def read_qwen3_tools(text: str, given: ParserInput) -> ToolExtraction:
+    """vLLM's `extract_tool_calls` for the Qwen3 engine's tool adapter (it drops no
+    special tokens)."""
+    return read_given(GRAMMAR, text, replace(given, special_tokens=()))

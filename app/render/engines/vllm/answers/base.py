@@ -8,7 +8,7 @@ left. Each parser here is one module reproducing one of vLLM's, named as vLLM re
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from app.render.answer import ToolCall, stable_digest
 
@@ -33,6 +33,25 @@ class ReasoningExtraction:
     reasoning: str | None
     content: str | None
     notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ParserInput:
+    """What vLLM hands a parser besides the text: every parser is `extract(text, given)`
+    (`registry`), and reads only the fields its vLLM class reads."""
+
+    #: The request's tools (None: it declares none).
+    tools: list[dict] | None = None
+    #: The request's chat_template_kwargs (a thinking switch, mostly).
+    kwargs: dict = field(default_factory=dict)
+    #: The tokenizer's special tokens; those a format does not use are dropped.
+    special_tokens: tuple[str, ...] = ()
+    #: The rendered prompt, for the parsers that ask whether it closed the thinking.
+    prompt: str | None = None
+    #: Whether a reasoning parser runs first (without one, reasoning markers stay text).
+    with_reasoning_parser: bool = True
+    #: Whether the request's tool_choice is "none".
+    tool_choice_none: bool = False
 
 
 class FailsInVllm(ValueError):

@@ -8,7 +8,7 @@ answer that never closes it as unfinished thinking.
 
 from __future__ import annotations
 
-from app.render.engines.vllm.answers.base import ReasoningExtraction
+from app.render.engines.vllm.answers.base import ParserInput, ReasoningExtraction
 
 NAME = "deepseek_r1"
 START, END = "<think>", "</think>"
@@ -16,7 +16,7 @@ START, END = "<think>", "</think>"
 NEEDS_TOKENS = (START, END)
 
 
-def extract(text: str, kwargs: dict) -> ReasoningExtraction:
+def extract(text: str, given: ParserInput) -> ReasoningExtraction:
     """vLLM's `extract_reasoning` for `--reasoning-parser deepseek_r1`."""
     before, start, after = text.partition(START)
     rest = after if start else before

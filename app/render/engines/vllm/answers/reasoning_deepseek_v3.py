@@ -9,7 +9,7 @@ content, `</think>` included (vLLM's identity parser).
 from __future__ import annotations
 
 from app.render.engines.vllm.answers import reasoning_deepseek_r1
-from app.render.engines.vllm.answers.base import ReasoningExtraction
+from app.render.engines.vllm.answers.base import ParserInput, ReasoningExtraction
 
 NAME = "deepseek_v3"
 
@@ -20,10 +20,10 @@ def thinking_on(kwargs: dict | None) -> bool:
     return bool(kwargs.get("thinking", False)) or bool(kwargs.get("enable_thinking", False))
 
 
-def extract(text: str, kwargs: dict) -> ReasoningExtraction:
+def extract(text: str, given: ParserInput) -> ReasoningExtraction:
     """vLLM's `extract_reasoning` for `--reasoning-parser deepseek_v3`."""
-    if thinking_on(kwargs):
-        return reasoning_deepseek_r1.extract(text, kwargs)
+    if thinking_on(given.kwargs):
+        return reasoning_deepseek_r1.extract(text, given)
     notes: tuple[str, ...] = ()
     if "</think>" in text:
         notes = (

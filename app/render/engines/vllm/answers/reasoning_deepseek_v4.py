@@ -9,19 +9,17 @@ the tool parser. With no end at all the whole answer is reasoning.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from app.render.engines.vllm.answers._dsml import V4, v4_thinking
 from app.render.engines.vllm.answers._state_machine import read_reasoning
-from app.render.engines.vllm.answers.base import ReasoningExtraction
+from app.render.engines.vllm.answers.base import ParserInput, ReasoningExtraction
 
 NAME = "deepseek_v4"
 
 
-def extract(text: str, kwargs: dict, *, special_tokens: Iterable[str] = ()) -> ReasoningExtraction:
+def extract(text: str, given: ParserInput) -> ReasoningExtraction:
     """vLLM's `extract_reasoning` for `--reasoning-parser deepseek_v4`."""
-    thinking = v4_thinking(kwargs)
-    reasoning, content = read_reasoning(V4[thinking], text, frozenset(special_tokens))
+    thinking = v4_thinking(given.kwargs)
+    reasoning, content = read_reasoning(V4[thinking], text, frozenset(given.special_tokens))
     notes: tuple[str, ...] = ()
     if thinking and content is None and reasoning and "</think>" not in text:
         notes = (

@@ -8,20 +8,18 @@ channel it never opened, or starts with `thought`, is read as if it opened one.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from app.render.engines.vllm.answers._gemma4 import GRAMMAR, THOUGHT, with_channel
 from app.render.engines.vllm.answers._state_machine import read_reasoning
-from app.render.engines.vllm.answers.base import ReasoningExtraction
+from app.render.engines.vllm.answers.base import ParserInput, ReasoningExtraction
 
 NAME = "gemma4"
 
 
-def extract(text: str, kwargs: dict, *, special_tokens: Iterable[str] = ()) -> ReasoningExtraction:
+def extract(text: str, given: ParserInput) -> ReasoningExtraction:
     """vLLM's `extract_reasoning` for `--reasoning-parser gemma4` (its thinking switch,
     `enable_thinking`, changes only how a stream waits, not this reading)."""
     fed = with_channel(text)
-    reasoning, content = read_reasoning(GRAMMAR, fed, frozenset(special_tokens))
+    reasoning, content = read_reasoning(GRAMMAR, fed, frozenset(given.special_tokens))
     if reasoning and reasoning.startswith(THOUGHT + "\n"):
         reasoning = reasoning[len(THOUGHT) + 1 :]
     elif reasoning == THOUGHT:

@@ -8,28 +8,22 @@ request's chat_template_kwargs turns the parser off (all content).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from app.render.engines.vllm.answers._glm_grammar import GRAMMARS, thinking_on
 from app.render.engines.vllm.answers._state_machine import read_reasoning
-from app.render.engines.vllm.answers.base import ReasoningExtraction
+from app.render.engines.vllm.answers.base import ParserInput, ReasoningExtraction
 
 NAME = "glm45"
 
 
-def extract(
-    text: str,
-    kwargs: dict,
-    *,
-    special_tokens: Iterable[str] = (),
-    prompt: str | None = None,
-) -> ReasoningExtraction:
+def extract(text: str, given: ParserInput) -> ReasoningExtraction:
     """vLLM's `extract_reasoning` for `--reasoning-parser glm45`; `prompt` is the rendered
     prompt (one that already closed the think block starts the answer in content), and
     `special_tokens` the tokenizer's (those the format does not use are dropped)."""
-    if not thinking_on(kwargs):
+    if not thinking_on(given.kwargs):
         return ReasoningExtraction(reasoning=None, content=text)
-    reasoning, content = read_reasoning(GRAMMARS[True], text, frozenset(special_tokens), prompt)
+    reasoning, content = read_reasoning(
+        GRAMMARS[True], text, frozenset(given.special_tokens), given.prompt
+    )
     notes: tuple[str, ...] = ()
     if content is None and reasoning and "</think>" not in text:
         notes = (

@@ -8,7 +8,7 @@ headers, in that order, is all content.
 
 from __future__ import annotations
 
-from app.render.engines.vllm.answers.base import ReasoningExtraction
+from app.render.engines.vllm.answers.base import ParserInput, ReasoningExtraction
 
 NAME = "granite"
 THINK_HEADERS = ("Here is my thought process:", "Here's my thought process:")
@@ -26,7 +26,7 @@ def _first(text: str, needles: tuple[str, ...], start: int = 0) -> tuple[int, in
     return best
 
 
-def extract(text: str, kwargs: dict) -> ReasoningExtraction:
+def extract(text: str, given: ParserInput) -> ReasoningExtraction:
     """vLLM's `extract_reasoning` for `--reasoning-parser granite`."""
     _, think_end = _first(text, THINK_HEADERS)
     if think_end != -1:

@@ -12,7 +12,7 @@ channels for the tool parser; otherwise the response channel is unwrapped. `thin
 from __future__ import annotations
 
 from app.render.engines.vllm.answers._xtml import RESPONSE_OPEN, closer, opener, strip_response
-from app.render.engines.vllm.answers.base import ReasoningExtraction
+from app.render.engines.vllm.answers.base import ParserInput, ReasoningExtraction
 
 NAME = "kimi_k3"
 THINK_OPEN, THINK_CLOSE = opener("think"), closer("think")
@@ -25,21 +25,15 @@ def thinking_on(kwargs: dict | None) -> bool:
     return bool(kwargs.get("enable_thinking", True) if thinking is None else thinking)
 
 
-def extract(
-    text: str,
-    kwargs: dict,
-    *,
-    tools: list[dict] | None = None,
-    tool_choice_none: bool = False,
-) -> ReasoningExtraction:
-    """vLLM's `extract_reasoning` for `--reasoning-parser kimi_k3`; `tools` are the
+def extract(text: str, given: ParserInput) -> ReasoningExtraction:
+    """vLLM's `extract_reasoning` for `--reasoning-parser kimi_k3`; `given.tools` are the
     request's, `tool_choice_none` whether its tool_choice is "none"."""
-    keep_channels = bool(tools) and not tool_choice_none
+    keep_channels = bool(given.tools) and not given.tool_choice_none
 
     def content(rest: str) -> str | None:
         return (rest if keep_channels else strip_response(rest)) or None
 
-    if not thinking_on(kwargs):
+    if not thinking_on(given.kwargs):
         return ReasoningExtraction(reasoning=None, content=content(text))
     start = THINK_OPEN.search(text)
     reasoning_at = start.end() if start else 0

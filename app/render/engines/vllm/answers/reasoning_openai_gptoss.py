@@ -12,14 +12,12 @@ here is that parser with the reasoning part on and the tool part off, as
 from __future__ import annotations
 
 from app.render.engines.vllm.answers._harmony_reading import read
-from app.render.engines.vllm.answers.base import ReasoningExtraction
+from app.render.engines.vllm.answers.base import ParserInput, ReasoningExtraction
 
 NAME = "openai_gptoss"
-#: vLLM reads these completions with one parser for both flags (`tool_openai.read_pair`).
-HARMONY = True
 
 
-def extract(text: str, kwargs: dict) -> ReasoningExtraction:
+def extract(text: str, given: ParserInput) -> ReasoningExtraction:
     """The Harmony parser's reasoning and content for `text` (reasoning part on only);
     gpt-oss always reasons, so no chat_template_kwargs turns it off."""
     reading = read(text, reasoning_parser=True, tool_parser=False)

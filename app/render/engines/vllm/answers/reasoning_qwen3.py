@@ -10,8 +10,6 @@ chat_template_kwargs turns the parser off (all content).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from app.render.engines.vllm.answers._state_machine import (
     CALL_ARGS,
     CALL_END,
@@ -22,7 +20,7 @@ from app.render.engines.vllm.answers._state_machine import (
 )
 from app.render.engines.vllm.answers._state_machine import REASONING_END as R_END
 from app.render.engines.vllm.answers._state_machine import State as S
-from app.render.engines.vllm.answers.base import ReasoningExtraction
+from app.render.engines.vllm.answers.base import ParserInput, ReasoningExtraction
 
 NAME = "qwen3"
 
@@ -69,19 +67,15 @@ GRAMMAR = Grammar(
 )
 
 
-def extract(
-    text: str,
-    kwargs: dict,
-    *,
-    special_tokens: Iterable[str] = (),
-    prompt: str | None = None,
-) -> ReasoningExtraction:
+def extract(text: str, given: ParserInput) -> ReasoningExtraction:
     """vLLM's `extract_reasoning` for `--reasoning-parser qwen3`; `prompt` is the rendered
     prompt (one that already closed the think block starts the answer in content), and
     `special_tokens` the tokenizer's (those the format does not use are dropped)."""
-    if not (kwargs or {}).get("enable_thinking", True):
+    if not given.kwargs.get("enable_thinking", True):
         return ReasoningExtraction(reasoning=None, content=text)
-    reasoning, content = read_reasoning(GRAMMAR, text, frozenset(special_tokens), prompt)
+    reasoning, content = read_reasoning(
+        GRAMMAR, text, frozenset(given.special_tokens), given.prompt
+    )
     notes: tuple[str, ...] = ()
     if content is None and reasoning and "</think>" not in text:
         notes = (

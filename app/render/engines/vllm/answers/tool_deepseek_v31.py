@@ -24,7 +24,7 @@ from app.render.engines.vllm.answers._deepseek_markup import (
     Later,
     calls_note,
 )
-from app.render.engines.vllm.answers.base import ToolExtraction, tool_call_id
+from app.render.engines.vllm.answers.base import ParserInput, ToolExtraction, tool_call_id
 
 NAME = "deepseek_v31"
 #: vLLM refuses to start this parser when the tokenizer lacks these tokens.
@@ -55,7 +55,7 @@ def _calls(text: str) -> list[tuple[str, str]]:
     return found
 
 
-def extract(text: str, tools: list[dict] | None) -> ToolExtraction:
+def extract(text: str, given: ParserInput) -> ToolExtraction:
     """vLLM's `extract_tool_calls` for `--tool-call-parser deepseek_v31`."""
     if CALLS_BEGIN not in text:
         return ToolExtraction(tools_called=False, content=text)

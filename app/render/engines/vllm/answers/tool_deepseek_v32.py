@@ -9,22 +9,20 @@ kept as written, and the text after them is dropped.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from app.render.engines.vllm.answers._dsml import V32
 from app.render.engines.vllm.answers._engine_reading import read_tools
-from app.render.engines.vllm.answers.base import ToolExtraction
+from app.render.engines.vllm.answers.base import ParserInput, ToolExtraction
 
 NAME = "deepseek_v32"
 
 
-def extract(
-    text: str,
-    tools: list[dict] | None,
-    *,
-    tool_choice_none: bool = False,
-    special_tokens: Iterable[str] = (),
-) -> ToolExtraction:
+def extract(text: str, given: ParserInput) -> ToolExtraction:
     """vLLM's `extract_tool_calls` for `--tool-call-parser deepseek_v32` (on the content
     the reasoning parser left)."""
-    return read_tools(V32, text, tools, suppress=tool_choice_none, special_tokens=special_tokens)
+    return read_tools(
+        V32,
+        text,
+        given.tools,
+        suppress=given.tool_choice_none,
+        special_tokens=given.special_tokens,
+    )

@@ -10,31 +10,14 @@ the text after them dropped.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from app.render.engines.vllm.answers._dsml import V4, v4_thinking
-from app.render.engines.vllm.answers._engine_reading import read_tools
-from app.render.engines.vllm.answers.base import ToolExtraction
+from app.render.engines.vllm.answers._engine_reading import read_given
+from app.render.engines.vllm.answers.base import ParserInput, ToolExtraction
 
 NAME = "deepseek_v4"
 
 
-def extract(
-    text: str,
-    tools: list[dict] | None,
-    *,
-    kwargs: dict | None = None,
-    with_reasoning_parser: bool = True,
-    tool_choice_none: bool = False,
-    special_tokens: Iterable[str] = (),
-) -> ToolExtraction:
-    """vLLM's `extract_tool_calls` for `--tool-call-parser deepseek_v4`; `kwargs` are the
+def extract(text: str, given: ParserInput) -> ToolExtraction:
+    """vLLM's `extract_tool_calls` for `--tool-call-parser deepseek_v4`; `given.kwargs` are the
     request's chat_template_kwargs."""
-    return read_tools(
-        V4[v4_thinking(kwargs)],
-        text,
-        tools,
-        skip_reasoning=not with_reasoning_parser,
-        suppress=tool_choice_none,
-        special_tokens=special_tokens,
-    )
+    return read_given(V4[v4_thinking(given.kwargs)], text, given)

@@ -9,30 +9,14 @@ answer that starts with `thought` loses its first part as reasoning).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
-from app.render.engines.vllm.answers._engine_reading import read_tools
+from app.render.engines.vllm.answers._engine_reading import read_given
 from app.render.engines.vllm.answers._gemma4 import GRAMMAR, with_channel
-from app.render.engines.vllm.answers.base import ToolExtraction
+from app.render.engines.vllm.answers.base import ParserInput, ToolExtraction
 
 NAME = "gemma4"
 
 
-def extract(
-    text: str,
-    tools: list[dict] | None,
-    *,
-    with_reasoning_parser: bool = True,
-    tool_choice_none: bool = False,
-    special_tokens: Iterable[str] = (),
-) -> ToolExtraction:
+def extract(text: str, given: ParserInput) -> ToolExtraction:
     """vLLM's `extract_tool_calls` for `--tool-call-parser gemma4` (on the content the
     reasoning parser left)."""
-    return read_tools(
-        GRAMMAR,
-        with_channel(text),
-        tools,
-        skip_reasoning=not with_reasoning_parser,
-        suppress=tool_choice_none,
-        special_tokens=special_tokens,
-    )
+    return read_given(GRAMMAR, with_channel(text), given)

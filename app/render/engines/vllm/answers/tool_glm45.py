@@ -8,31 +8,14 @@ is the text before the first call, stripped; text after the calls is dropped.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
-from app.render.engines.vllm.answers._engine_reading import read_tools
+from app.render.engines.vllm.answers._engine_reading import read_given
 from app.render.engines.vllm.answers._glm_grammar import GRAMMARS, thinking_on
-from app.render.engines.vllm.answers.base import ToolExtraction
+from app.render.engines.vllm.answers.base import ParserInput, ToolExtraction
 
 NAME = "glm45"
 
 
-def extract(
-    text: str,
-    tools: list[dict] | None,
-    *,
-    kwargs: dict | None = None,
-    with_reasoning_parser: bool = True,
-    tool_choice_none: bool = False,
-    special_tokens: Iterable[str] = (),
-) -> ToolExtraction:
+def extract(text: str, given: ParserInput) -> ToolExtraction:
     """vLLM's `extract_tool_calls` for `--tool-call-parser glm45` (on the content after
-    the reasoning parser; `kwargs` are the request's chat_template_kwargs)."""
-    return read_tools(
-        GRAMMARS[thinking_on(kwargs)],
-        text,
-        tools,
-        skip_reasoning=not with_reasoning_parser,
-        suppress=tool_choice_none,
-        special_tokens=special_tokens,
-    )
+    the reasoning parser; `given.kwargs` are the request's chat_template_kwargs)."""
+    return read_given(GRAMMARS[thinking_on(given.kwargs)], text, given)

@@ -16,7 +16,7 @@ import re
 from app.render.answer import ToolCall
 from app.render.engines.vllm.answers._engine_reading import _name_and_args
 from app.render.engines.vllm.answers._schema_types import fix_arguments
-from app.render.engines.vllm.answers.base import ToolExtraction, tool_call_id
+from app.render.engines.vllm.answers.base import ParserInput, ToolExtraction, tool_call_id
 
 NAME = "granite"
 MARKERS = re.compile(r"<\|tool_call\|>|<tool_call>")
@@ -109,7 +109,7 @@ def _arguments(element: str, name: str, tools: list[dict] | None) -> str:
     return fix_arguments("{}" if span is None else span, tools, name)
 
 
-def extract(text: str, tools: list[dict] | None) -> ToolExtraction:
+def extract(text: str, given: ParserInput) -> ToolExtraction:
     """vLLM's `extract_tool_calls` for `--tool-call-parser granite`."""
     before: list[str] = []
     after: list[str] = []
@@ -127,11 +127,13 @@ def extract(text: str, tools: list[dict] | None) -> ToolExtraction:
             name = found.group(1) if found and found.group(1) else ""
             if name:
                 named = True
-                calls.append(ToolCall(name, _arguments(element, name, tools), ""))
+                calls.append(ToolCall(name, _arguments(element, name, given.tools), ""))
             elif element.strip():
                 raw_name, arguments = _name_and_args(element)
                 if isinstance(raw_name, str) and raw_name:
-                    calls.append(ToolCall(raw_name, fix_arguments(arguments, tools, raw_name), ""))
+                    calls.append(
+                        ToolCall(raw_name, fix_arguments(arguments, given.tools, raw_name), "")
+                    )
     (after if calls or named else before).append(text[at:])
     content = "".join(before)
     if not named:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 
 from app.render.answer import ToolCall
-from app.render.engines.vllm.answers.base import ToolExtraction, tool_call_id
+from app.render.engines.vllm.answers.base import ParserInput, ToolExtraction, tool_call_id
 
 NAME = "hermes"
 START = "<tool_call>"
@@ -55,7 +55,7 @@ def json_problem(body: str) -> str | None:
     return None
 
 
-def extract(text: str, tools: list[dict] | None) -> ToolExtraction:
+def extract(text: str, given: ParserInput) -> ToolExtraction:
     """vLLM's `extract_tool_calls` for `--tool-call-parser hermes`."""
     if START not in text:
         return ToolExtraction(tools_called=False, content=text)

@@ -14,13 +14,12 @@ dropped too (unless no reasoning parser is configured, or thinking is off).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 
-from app.render.engines.vllm.answers._engine_reading import read_tools
+from app.render.engines.vllm.answers._engine_reading import read_given
 from app.render.engines.vllm.answers._state_machine import CALL_END, CALL_START, Grammar, Move
 from app.render.engines.vllm.answers._state_machine import REASONING_END as R_END
 from app.render.engines.vllm.answers._state_machine import State as S
-from app.render.engines.vllm.answers.base import ToolExtraction
+from app.render.engines.vllm.answers.base import ParserInput, ToolExtraction
 
 NAME = "kimi_k2"
 
@@ -92,23 +91,7 @@ def thinking_on(kwargs: dict | None) -> bool:
     return (thinking is None and enable is None) or bool(thinking) or bool(enable)
 
 
-def extract(
-    text: str,
-    tools: list[dict] | None,
-    *,
-    kwargs: dict | None = None,
-    with_reasoning_parser: bool = True,
-    tool_choice_none: bool = False,
-    special_tokens: Iterable[str] = (),
-) -> ToolExtraction:
+def extract(text: str, given: ParserInput) -> ToolExtraction:
     """vLLM's `extract_tool_calls` for `--tool-call-parser kimi_k2` (the content after
-    the reasoning parser; `kwargs` are the request's chat_template_kwargs)."""
-    result = read_tools(
-        GRAMMARS[thinking_on(kwargs)],
-        text,
-        tools,
-        skip_reasoning=not with_reasoning_parser,
-        suppress=tool_choice_none,
-        special_tokens=special_tokens,
-    )
-    return result
+    the reasoning parser; `given.kwargs` are the request's chat_template_kwargs)."""
+    return read_given(GRAMMARS[thinking_on(given.kwargs)], text, given)

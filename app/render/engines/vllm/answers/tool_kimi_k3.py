@@ -23,7 +23,7 @@ from app.render.engines.vllm.answers._xtml import (
     opener,
     strip_response,
 )
-from app.render.engines.vllm.answers.base import ToolExtraction, tool_call_id
+from app.render.engines.vllm.answers.base import ParserInput, ToolExtraction, tool_call_id
 
 NAME = "kimi_k3"
 TOOLS_OPEN, TOOLS_CLOSE = opener("tools"), closer("tools")
@@ -60,7 +60,7 @@ def _content(text: str, before: str) -> str | None:
     return strip_response(before) or None
 
 
-def extract(text: str, tools: list[dict] | None) -> ToolExtraction:
+def extract(text: str, given: ParserInput) -> ToolExtraction:
     """vLLM's `extract_tool_calls` for `--tool-call-parser kimi_k3`."""
     start = TOOLS_OPEN.search(text)
     if start is None:

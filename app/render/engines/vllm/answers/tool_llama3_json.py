@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 
 from app.render.answer import ToolCall
-from app.render.engines.vllm.answers.base import ToolExtraction, tool_call_id
+from app.render.engines.vllm.answers.base import ParserInput, ToolExtraction, tool_call_id
 
 NAME = "llama3_json"
 #: vLLM's constructor refuses a tokenizer without it.
@@ -26,7 +26,7 @@ def _fail(text: str, why: str) -> ToolExtraction:
     return ToolExtraction(tools_called=False, content=text, notes=(note,))
 
 
-def extract(text: str, tools: list[dict] | None) -> ToolExtraction:
+def extract(text: str, given: ParserInput) -> ToolExtraction:
     """vLLM's `extract_tool_calls` for `--tool-call-parser llama3_json`."""
     calls: list[ToolCall] = []
     end = -1

@@ -8,14 +8,14 @@ returned when there are no calls is the answer so trimmed.
 from __future__ import annotations
 
 from app.render.engines.vllm.answers._pythonic import read_calls
-from app.render.engines.vllm.answers.base import ToolExtraction
+from app.render.engines.vllm.answers.base import ParserInput, ToolExtraction
 
 NAME = "llama4_pythonic"
 START = "<|python_start|>"
 END = "<|python_end|>"
 
 
-def extract(text: str, tools: list[dict] | None) -> ToolExtraction:
+def extract(text: str, given: ParserInput) -> ToolExtraction:
     """vLLM's `extract_tool_calls` for `--tool-call-parser llama4_pythonic`."""
     if text.startswith(START):
         text = text[len(START) :].replace(END, "")

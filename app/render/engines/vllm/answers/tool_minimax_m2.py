@@ -16,9 +16,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
 
-from app.render.engines.vllm.answers._engine_reading import read_tools
+from app.render.engines.vllm.answers._engine_reading import read_given
 from app.render.engines.vllm.answers._state_machine import (
     CALL_ARGS,
     CALL_END,
@@ -28,7 +27,7 @@ from app.render.engines.vllm.answers._state_machine import (
 )
 from app.render.engines.vllm.answers._state_machine import REASONING_END as R_END
 from app.render.engines.vllm.answers._state_machine import State as S
-from app.render.engines.vllm.answers.base import ToolExtraction
+from app.render.engines.vllm.answers.base import ParserInput, ToolExtraction
 
 NAME = "minimax_m2"
 
@@ -102,22 +101,7 @@ GRAMMAR = Grammar(
 )
 
 
-def extract(
-    text: str,
-    tools: list[dict] | None,
-    *,
-    kwargs: dict | None = None,
-    with_reasoning_parser: bool = True,
-    tool_choice_none: bool = False,
-    special_tokens: Iterable[str] = (),
-) -> ToolExtraction:
+def extract(text: str, given: ParserInput) -> ToolExtraction:
     """vLLM's `extract_tool_calls` for `--tool-call-parser minimax_m2` (on the content
     after the reasoning parser)."""
-    return read_tools(
-        GRAMMAR,
-        text,
-        tools,
-        skip_reasoning=not with_reasoning_parser,
-        suppress=tool_choice_none,
-        special_tokens=special_tokens,
-    )
+    return read_given(GRAMMAR, text, given)

@@ -26,7 +26,7 @@ from app.render.engines.vllm.answers._state_machine import (
 )
 from app.render.engines.vllm.answers._state_machine import REASONING_END as R_END
 from app.render.engines.vllm.answers._state_machine import State as S
-from app.render.engines.vllm.answers.base import ToolExtraction, mistral_tool_call_id
+from app.render.engines.vllm.answers.base import ParserInput, ToolExtraction, mistral_tool_call_id
 
 NAME = "mistral"
 #: vLLM's constructor refuses a tokenizer without it.
@@ -71,38 +71,32 @@ GRAMMAR = Grammar(
 )
 
 
-def extract(
-    text: str,
-    tools: list[dict] | None,
-    *,
-    with_reasoning_parser: bool = True,
-    tool_choice_none: bool = False,
-) -> ToolExtraction:
+def extract(text: str, given: ParserInput) -> ToolExtraction:
     """vLLM's `extract_tool_calls` for `--tool-call-parser mistral` (v11+ tokenizer).
 
     Unlike the other engine formats, a call's name is final once `[ARGS]` or `{` follows
     it, empty included (vLLM returns a call named ""), and never taken from the
     arguments."""
-    events = run(GRAMMAR, text, S.CONTENT, skip_reasoning=not with_reasoning_parser)
+    events = run(GRAMMAR, text, S.CONTENT, skip_reasoning=not given.with_reasoning_parser)
     content: list[str] = []
     names: dict[int, list[str]] = {}
     args: dict[int, list[str]] = {}
     for event in events:
         if event.kind == TEXT and not names:
             content.append(event.value)
-        elif event.kind in (CALL_START, CALL_END) and not tool_choice_none:
+        elif event.kind in (CALL_START, CALL_END) and not given.tool_choice_none:
             names.setdefault(event.call, [])
             args.setdefault(event.call, [])
-        elif event.kind == CALL_NAME and not tool_choice_none:
+        elif event.kind == CALL_NAME and not given.tool_choice_none:
             names.setdefault(event.call, []).append(event.value)
-        elif event.kind == CALL_ARGS and not tool_choice_none:
+        elif event.kind == CALL_ARGS and not given.tool_choice_none:
             args.setdefault(event.call, []).append(event.value)
     calls: list[ToolCall] = []
     for index in sorted(names):
         name, raw = "".join(names[index]).strip(), "".join(args.get(index, ()))
         if not name and not raw:
             continue
-        arguments = fix_arguments(first_json(raw) if raw.strip() else "{}", tools, name)
+        arguments = fix_arguments(first_json(raw) if raw.strip() else "{}", given.tools, name)
         calls.append(ToolCall(name, arguments, mistral_tool_call_id(len(calls), name)))
     said = "".join(content)
     if calls or (names and not said.strip()):

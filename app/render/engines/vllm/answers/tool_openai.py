@@ -11,14 +11,12 @@ With `--reasoning-parser openai_gptoss` too, read both at once with `read_pair`.
 from __future__ import annotations
 
 from app.render.engines.vllm.answers._harmony_reading import HarmonyReading, read
-from app.render.engines.vllm.answers.base import ToolExtraction
+from app.render.engines.vllm.answers.base import ParserInput, ToolExtraction
 
 NAME = "openai"
-#: vLLM reads these completions with one parser for both flags (see `read_pair`).
-HARMONY = True
 
 
-def extract(text: str, tools: list[dict] | None) -> ToolExtraction:
+def extract(text: str, given: ParserInput) -> ToolExtraction:
     """The Harmony parser's tool calls and content for `text` (tool part on only)."""
     reading = read(text, reasoning_parser=False, tool_parser=True)
     return ToolExtraction(

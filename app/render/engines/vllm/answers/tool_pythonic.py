@@ -7,11 +7,11 @@ it makes the whole answer content.
 from __future__ import annotations
 
 from app.render.engines.vllm.answers._pythonic import read_calls
-from app.render.engines.vllm.answers.base import ToolExtraction
+from app.render.engines.vllm.answers.base import ParserInput, ToolExtraction
 
 NAME = "pythonic"
 
 
-def extract(text: str, tools: list[dict] | None) -> ToolExtraction:
+def extract(text: str, given: ParserInput) -> ToolExtraction:
     """vLLM's `extract_tool_calls` for `--tool-call-parser pythonic`."""
     return read_calls(text, NAME)

@@ -9,19 +9,11 @@ still counts once its name has been read.
 from __future__ import annotations
 
 from app.render.engines.vllm.answers._qwen3_xml import read_qwen3_tools
-from app.render.engines.vllm.answers.base import ToolExtraction
+from app.render.engines.vllm.answers.base import ParserInput, ToolExtraction
 
 NAME = "qwen3_coder"
 
 
-def extract(
-    text: str,
-    tools: list[dict] | None,
-    *,
-    with_reasoning_parser: bool = True,
-    tool_choice_none: bool = False,
-) -> ToolExtraction:
+def extract(text: str, given: ParserInput) -> ToolExtraction:
     """vLLM's `extract_tool_calls` for `--tool-call-parser qwen3_coder`."""
-    return read_qwen3_tools(
-        text, tools, with_reasoning_parser=with_reasoning_parser, tool_choice_none=tool_choice_none
-    )
+    return read_qwen3_tools(text, given)
