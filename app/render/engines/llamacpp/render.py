@@ -8,7 +8,7 @@ and `common_chat_template_direct_apply_impl`):
 2. a final assistant message is continued, not closed (prefill): it is taken out,
    the rest is rendered without a generation prompt, and the continuation is written
    after it, by the template's handler or from the reasoning tags the autoparser
-   finds (`handlers`, `reasoning`);
+   finds (`handlers`, `answers.autoparser_cache`);
 3. the capability-dependent rewrites run (developer→system, system merge, object
    arguments, ...), with the capabilities llama.cpp detects (`capabilities`);
 4. the template renders with llama.cpp's variables — `enable_thinking` (true when the
@@ -32,6 +32,9 @@ from app.render.command_line import CommandContext, CommandLine
 from app.render.core import Engine, Render, Rendered, RenderRequest
 from app.render.engines.llamacpp import answers as llamacpp_answers
 from app.render.engines.llamacpp import commands as llamacpp_commands
+from app.render.engines.llamacpp.answers.autoparser_cache import reasoning_for, supports_thinking
+from app.render.engines.llamacpp.answers.generator import continuation_prompt
+from app.render.engines.llamacpp.answers.types import ChatTemplate
 from app.render.engines.llamacpp.builtins import equivalent_builtin
 from app.render.engines.llamacpp.context import (
     RenderContext,
@@ -50,11 +53,6 @@ from app.render.engines.llamacpp.messages import (
     parse_tools,
     refuse_continued_tool_calls,
     to_json,
-)
-from app.render.engines.llamacpp.reasoning import (
-    ReasoningTags,
-    autoparser_continuation,
-    reasoning_tags,
 )
 from app.render.engines.llamacpp.templates_init import patched_source, template_capabilities
 from app.render.limits import RenderLimits, check_template_size
@@ -114,12 +112,6 @@ class LlamaCppEngine(Engine):
         return llamacpp_answers.read_answer(answer, limits)
 
 
-def _tags(source: str, bos: str, eos: str, limits: RenderLimits) -> ReasoningTags:
-    """The autoparser's reasoning tags (empty when it finds no reasoning)."""
-    caps = template_capabilities(source, limits)
-    return reasoning_tags(source, bos, eos, caps["supports_tool_calls"], limits.output_chars)
-
-
 def _render(request: RenderRequest, bos: str, eos: str, limits: RenderLimits) -> Rendered:
     rewrites: list[str] = []
     source = patched_source(request.template)
@@ -142,7 +134,8 @@ def _render(request: RenderRequest, bos: str, eos: str, limits: RenderLimits) ->
             continuation = "reasoning" if reasoning_only else "content"
     messages = apply_workarounds(messages, parsed, source, caps, rewrites)
     handler = select_handler(source)
-    thinking = handler.thinking if handler is not None else bool(_tags(source, bos, eos, limits))
+    template = ChatTemplate(source, bos, eos, caps, limits, request.now)
+    thinking = supports_thinking(template)
     context = RenderContext(
         source,
         tools,
@@ -160,7 +153,7 @@ def _render(request: RenderRequest, bos: str, eos: str, limits: RenderLimits) ->
     if handler is not None and handler.patch is not None:
         prompt = handler.patch(prompt, add_generation_prompt, rewrites)
     if continued is not None and not continued.is_empty():
-        prompt += _continue(context, handler, messages, prompt, continued, continuation)
+        prompt += _continue(template, context, handler, messages, prompt, continued, continuation)
         rewrites.append(
             "final assistant message continued (prefill): it is written after the "
             "template's opening of the turn, left open"
@@ -215,6 +208,7 @@ def _trimmed(parsed: list[ChatMessage], rewrites: list[str]) -> list[ChatMessage
 
 
 def _continue(
+    template: ChatTemplate,
     context: RenderContext,
     handler: Handler | None,
     messages: list[dict[str, Any]],
@@ -225,9 +219,9 @@ def _continue(
     """The text a handler, or the autoparser, writes to continue the final message."""
     content = mode == "content"
     if handler is None:
-        tags = _tags(context.source, context.bos, context.eos, context.limits)
         gen = generation_prompt(context, messages)
-        return autoparser_continuation(tags, gen, message, content)
+        text = message.render_content() if content else None
+        return continuation_prompt(gen, reasoning_for(template), message.reasoning_content, text)
     if handler.continuation is None:
         return ""
     continued = Continued(message, content, prompt, lambda: generation_prompt(context, messages))

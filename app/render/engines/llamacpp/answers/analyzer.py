@@ -15,6 +15,8 @@ The result, `Analysis`, is what the generator (`generator`) builds a parser from
 
 from __future__ import annotations
 
+import copy
+
 from app.render.engines.llamacpp.answers import probes
 from app.render.engines.llamacpp.answers.analysis import (
     ALWAYS_WRAPPED,
@@ -37,14 +39,27 @@ from app.render.engines.llamacpp.answers.types import ChatTemplate
 from app.render.engines.llamacpp.answers.workarounds import apply_workarounds
 
 
-def analyze(template: ChatTemplate) -> Analysis:
-    """autoparser::analyze_template, without the message delimiters (not read by parsing)."""
+def analyze_reasoning(template: ChatTemplate) -> Analysis:
+    """analyze_reasoning: the three reasoning comparisons, before the workarounds.
+
+    The render (thinking's default, the prefill's tags) and the answer parser both start
+    from this one result (`autoparser_cache`)."""
     prober = Prober(template)
     analysis = Analysis(caps=dict(template.caps))
     _reasoning_presence(prober, analysis)
     _thinking_enabled(prober, analysis)
     if template.caps.get("supports_tool_calls"):
         _reasoning_scope(prober, analysis)
+    return analysis
+
+
+def analyze(template: ChatTemplate, reasoning: Analysis | None = None) -> Analysis:
+    """autoparser::analyze_template, without the message delimiters (not read by parsing);
+    `reasoning` is `analyze_reasoning`'s result when the caller has it already."""
+    prober = Prober(template)
+    if reasoning is None:
+        reasoning = analyze_reasoning(template)
+    analysis = copy.deepcopy(reasoning)
     _content(prober, analysis)
     if template.caps.get("supports_tool_calls"):
         analysis.tools = analyze_tools(

@@ -17,8 +17,7 @@ from app.problems import TemplateProblem, problem_from_exception
 from app.render.core import RenderRequest
 from app.render.engines.llamacpp import handlers as engine_handlers
 from app.render.engines.llamacpp.answers import handlers
-from app.render.engines.llamacpp.answers.analysis import NONE, Analysis
-from app.render.engines.llamacpp.answers.analyzer import analyze
+from app.render.engines.llamacpp.answers.autoparser_cache import analysis_for, supports_thinking
 from app.render.engines.llamacpp.answers.generator import generate_params
 from app.render.engines.llamacpp.answers.types import ChatParams, ChatTemplate, ParseInputs
 from app.render.engines.llamacpp.context import template_variables
@@ -31,7 +30,6 @@ from app.render.engines.llamacpp.messages import (
     to_json,
 )
 from app.render.engines.llamacpp.templates_init import patched_source, template_capabilities
-from app.render.environment import template_hash
 from app.render.limits import RenderLimits
 
 
@@ -60,22 +58,6 @@ class HandlerFailed(Exception):
         )
 
 
-#: Analyses by template, newest last; a few templates are enough for one page's requests.
-_ANALYSES: dict[str, Analysis] = {}
-_CACHED = 32
-
-
-def analysis_for(template: ChatTemplate) -> Analysis:
-    """The autoparser's analysis of `template`, cached per process (the probes render
-    about twenty times)."""
-    key = template_hash("\0".join((template.source, template.bos, template.eos)))
-    if key not in _ANALYSES:
-        if len(_ANALYSES) >= _CACHED:
-            _ANALYSES.pop(next(iter(_ANALYSES)))
-        _ANALYSES[key] = analyze(template)
-    return _ANALYSES[key]
-
-
 def chat_template(request: RenderRequest, limits: RenderLimits) -> ChatTemplate:
     """common_chat_template: the patched source, its tokens and its capabilities."""
     source = patched_source(request.template)
@@ -87,15 +69,6 @@ def chat_template(request: RenderRequest, limits: RenderLimits) -> ChatTemplate:
         limits=limits,
         now=request.now,
     )
-
-
-def supports_thinking(template: ChatTemplate) -> bool:
-    """common_chat_templates_support_enable_thinking: llama-server's default for
-    enable_thinking (a handler's own answer, or reasoning the autoparser found)."""
-    engine_handler = engine_handlers.select_handler(template.source)
-    if engine_handler is not None:
-        return engine_handler.thinking
-    return analysis_for(template).reasoning_mode != NONE
 
 
 def _continuation(request: RenderRequest, last_role: str | None) -> str:

@@ -36,16 +36,12 @@ def generate_params(inputs: ParseInputs, analysis: Analysis) -> ChatParams:
     params.additional_stops = tuple(analysis.additional_stops)
     parser_prompt = params.generation_prompt
     if inputs.has_continuation():
-        start = analysis.reasoning_start
-        prompt = params.generation_prompt
-        if start:
-            cut = prompt.find(start)
-            prompt = (prompt if cut < 0 else prompt[:cut]) + start + inputs.continue_reasoning()
-            if inputs.continue_final_message == "content":
-                prompt += analysis.reasoning_end
-        if inputs.continue_final_message == "content":
-            prompt += inputs.continue_content()
-        params.generation_prompt = prompt
+        params.generation_prompt = continuation_prompt(
+            params.generation_prompt,
+            analysis,
+            inputs.continue_reasoning(),
+            inputs.continue_content() if inputs.continue_final_message == "content" else None,
+        )
     params.parser = build_chat_peg_parser(lambda p: _root(p, inputs, analysis, parser_prompt))
     params.supports_thinking = analysis.reasoning_mode != NONE
     if params.supports_thinking:
@@ -53,6 +49,25 @@ def generate_params(inputs: ParseInputs, analysis: Analysis) -> ChatParams:
         end = trim(analysis.reasoning_end)
         params.thinking_end_tags = (end,) if end else ()
     return params
+
+
+def continuation_prompt(
+    generation_prompt: str, reasoning: Analysis, reasoning_text: str, content: str | None
+) -> str:
+    """generate_parser's prefill of a continued final message: the generation prompt up
+    to the reasoning start tag, the tag and the reasoning, then — when the content is
+    continued (`content` not None) — the end tag and the content. The render writes the
+    same text after the prompt."""
+    text = generation_prompt
+    start = reasoning.reasoning_start
+    if start:
+        cut = text.find(start)
+        text = (text if cut < 0 else text[:cut]) + start + reasoning_text
+        if content is not None:
+            text += reasoning.reasoning_end
+    if content is not None:
+        text += content
+    return text
 
 
 def _root(p: ChatBuilder, inputs: ParseInputs, analysis: Analysis, prompt: str) -> P:

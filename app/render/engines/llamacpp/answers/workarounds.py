@@ -3,19 +3,20 @@
 common/chat-diff-analyzer.cpp keeps a list of `workarounds`: templates whose probes
 mislead the analysis are recognised by a string in their source, and the markers are
 set by hand. The message-delimiter fixes (Fireworks, Solar Open, Apriel 1.6) are left
-out: delimiters do not take part in parsing.
+out: delimiters do not take part in parsing. The ones that set the reasoning mode and
+tags (`reasoning_workarounds`) also decide the render's thinking default and prefill.
 """
 
 from __future__ import annotations
 
-from app.render.engines.llamacpp.answers.analysis import Analysis
+from app.render.engines.llamacpp.answers.analysis import NONE, TAG_BASED, Analysis
 from app.render.engines.llamacpp.answers.diffing import trim
-from app.render.engines.llamacpp.reasoning_workarounds import (
-    is_granite,
-    is_nemotron_v2,
-    is_old_qwen,
-    tags_after_workarounds,
+
+_GRANITE = (
+    "Write your thoughts between <think></think> and write your response between "
+    "<response></response>"
 )
+_NEMOTRON_V2 = ("<SPECIAL_10>", "<SPECIAL_11>", "<SPECIAL_12>", "<TOOL_RESPONSE>")
 
 _FUNCTIONARY = (
     'set has_code_interpreter = tools | selectattr("type", "equalto", '
@@ -27,20 +28,56 @@ _R1_DISTILL = (
 )
 
 
+def _is_old_qwen(source: str) -> bool:
+    """Old Qwen/DeepSeek templates that cut reasoning out of the history (still <think>)."""
+    return (
+        "content.split('</think>')" in source
+        and "reasoning_content" not in source
+        and "<SPECIAL_12>" not in source
+    )
+
+
+def _is_granite(source: str) -> bool:
+    """Granite 3.3: it names its <think> and <response> tags in its system prompt."""
+    return _GRANITE in source
+
+
+def _is_nemotron_v2(source: str) -> bool:
+    """Nemotron Nano v2: its <SPECIAL_..> markers and <TOOL_RESPONSE>."""
+    return all(marker in source for marker in _NEMOTRON_V2)
+
+
+def reasoning_workarounds(source: str, analysis: Analysis) -> None:
+    """The workarounds' part that sets the reasoning mode and tags, in the C++ order.
+
+    Only when the analysis found no reasoning (mode NONE) do old Qwen/DeepSeek
+    templates, which cut reasoning out of the history, get <think> tags. The tags keep
+    their whitespace: the prefill writes the start tag as it is.
+    """
+    if _is_old_qwen(source) and analysis.reasoning_mode == NONE:
+        analysis.reasoning_mode = TAG_BASED
+        analysis.reasoning_start, analysis.reasoning_end = "<think>", "</think>"
+    if _is_granite(source):
+        analysis.reasoning_mode = TAG_BASED
+        analysis.reasoning_start, analysis.reasoning_end = "<think>", "</think>"
+    if _is_nemotron_v2(source):
+        analysis.reasoning_mode = TAG_BASED
+        # The opener keeps its newline.
+        analysis.reasoning_start, analysis.reasoning_end = "<think>\n", "</think>"
+    if "laguna_glm_thinking" in source:
+        # Laguna's rendered tags carry newlines.
+        analysis.reasoning_start = trim(analysis.reasoning_start)
+        analysis.reasoning_end = trim(analysis.reasoning_end)
+
+
 def apply_workarounds(source: str, analysis: Analysis) -> None:
     """Every workaround whose template string is in `source`, in the C++ list's order."""
     tools = analysis.tools
-    found_none = analysis.reasoning_mode == "NONE"
-    # The tags, set by four of the workarounds below (none of the others reads them).
-    analysis.reasoning_start, analysis.reasoning_end = tags_after_workarounds(
-        source, analysis.reasoning_start, analysis.reasoning_end, found_none=found_none
-    )
-    if is_old_qwen(source) and found_none:
-        # Old Qwen/DeepSeek templates that cut reasoning from the history.
-        analysis.reasoning_mode = "TAG_BASED"
+    found_none = analysis.reasoning_mode == NONE
+    reasoning_workarounds(source, analysis)
+    if _is_old_qwen(source) and found_none:
         analysis.preserved_tokens += ["<think>", "</think>"]
-    if is_granite(source):
-        analysis.reasoning_mode = "TAG_BASED"
+    if _is_granite(source):
         analysis.content_mode = "WRAPPED_WITH_REASONING"
         analysis.content_start, analysis.content_end = "<response>", "</response>"
         analysis.preserved_tokens += ["<think>", "</think>", "<response>", "</response>"]
@@ -62,13 +99,12 @@ def apply_workarounds(source: str, analysis: Analysis) -> None:
         tools.per_call_start = "<｜tool▁call▁begin｜>function"
         tools.name_prefix = "<｜tool▁sep｜>"
         tools.per_call_end, tools.close = "<｜tool▁call▁end｜>", "```"
-    if is_nemotron_v2(source):
+    if _is_nemotron_v2(source):
         tools.mode = "JSON_NATIVE"
         tools.section_start = tools.section_end = ""
         tools.per_call_start, tools.per_call_end = "<TOOLCALL>", "</TOOLCALL>"
         tools.tools_array_wrapped = True
         analysis.content_mode, analysis.content_start, analysis.content_end = "PLAIN", "", ""
-        analysis.reasoning_mode = "TAG_BASED"
         analysis.preserved_tokens = ["<SPECIAL_11>", "</think>", "<TOOLCALL>", "</TOOLCALL>"]
     if (
         'Respond in the format {"name": function name' in source
