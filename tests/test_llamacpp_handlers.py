@@ -24,7 +24,7 @@ from app.render.engines.llamacpp.answers import handlers
 from app.render.engines.llamacpp.answers.chat_peg_mapper import ChatParseError, peg_parse
 from app.render.engines.llamacpp.answers.peg import DepthError
 from app.render.engines.llamacpp.answers.types import ChatTemplate, ParseInputs
-from app.render.engines.llamacpp.render import patched_source
+from app.render.engines.llamacpp.templates_init import patched_source
 from tests.support import REPO
 from tests.support.shared_data import TEMPLATES_DIR, require_shared, template_files
 from tests.support.timing import cpu_seconds

@@ -21,14 +21,9 @@ from app.problems import TemplateProblem
 from app.render.answer import AnswerRequest, ParsedAnswer, ParserOption, ToolCall
 from app.render.core import RenderRequest
 from app.render.engines.llamacpp.answers import reading_notes
+from app.render.engines.llamacpp.answers.apply import apply_for_completion
 from app.render.engines.llamacpp.answers.chat_peg_mapper import ChatParseError, peg_parse
-from app.render.engines.llamacpp.answers.derive import (
-    HandlerFailed,
-    HandlerMissing,
-    chat_template,
-    derive_params,
-    parse_inputs,
-)
+from app.render.engines.llamacpp.answers.derive import HandlerFailed, HandlerMissing
 from app.render.engines.llamacpp.answers.peg import DepthError
 from app.render.engines.llamacpp.answers.types import ChatParams, ParseInputs
 from app.render.engines.llamacpp.messages import LlamaCppInputError
@@ -86,14 +81,13 @@ def read_completion(
     overrides: dict[str, Any] | None = None,
 ) -> ParsedAnswer:
     """common_chat_templates_apply_jinja then common_chat_parse for `completion`;
-    `overrides` are ParseInputs fields the request sets (see `derive.parse_inputs`)."""
-    template = chat_template(request, limits)
+    `overrides` are ParseInputs fields the request sets (see `apply.apply`)."""
     try:
-        inputs = parse_inputs(request, template, reasoning_format, overrides)
+        applied = apply_for_completion(request, limits, reasoning_format, overrides)
     except LlamaCppInputError as error:
         return ParsedAnswer(parser="", error=str(error))
     try:
-        params, derived_by = derive_params(inputs)
+        params, derived_by = applied.params
     except HandlerMissing as missing:
         return ParsedAnswer(
             parser="",
@@ -117,7 +111,7 @@ def read_completion(
                 f"failed: {error}"
             ),
         )
-    return _parse(completion, params, derived_by, [], inputs)
+    return _parse(completion, params, derived_by, [], applied.inputs)
 
 
 def _parse(

@@ -51,12 +51,24 @@ class ChatTemplate:
         """common_chat_template_direct_apply_impl: render with the inputs' variables;
         `messages`, `tools` and `extra` override the inputs' as the C++ overrides do.
         A template error propagates (llama.cpp throws too)."""
+        chosen = messages if messages is not None else inputs.messages
+        return render_messages(
+            self.context(inputs, tools, extra), chosen, inputs.add_generation_prompt
+        )
+
+    def context(
+        self,
+        inputs: ParseInputs,
+        tools: list[dict[str, Any]] | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> RenderContext:
+        """What a render of the inputs needs besides the messages."""
         # enable_thinking first, then the extra context (kwargs may override it), then
         # the handler's own additions: the C++ order of assignments.
         variables: dict[str, Any] = {"enable_thinking": inputs.enable_thinking}
         variables.update(inputs.extra_context)
         variables.update(extra or {})
-        context = RenderContext(
+        return RenderContext(
             source=self.source,
             tools=tools if tools is not None else (inputs.tools or None),
             variables=variables,
@@ -67,8 +79,6 @@ class ChatTemplate:
             limits=self.limits,
             now=self.now,
         )
-        chosen = messages if messages is not None else inputs.messages
-        return render_messages(context, chosen, inputs.add_generation_prompt)
 
     def generation_prompt(
         self,
