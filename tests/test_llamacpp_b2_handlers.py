@@ -87,7 +87,7 @@ def test_handler_case(case: dict[str, Any]) -> None:
 def test_detection(template: str, name: str | None) -> None:
     """Each template goes to the handler common_chat_try_specialized_template picks."""
     handler = handlers.select((TEMPLATES_DIR / template).read_text())
-    assert (handler.NAME if handler else None) == name
+    assert (handler.key if handler else None) == name
 
 
 #: For each template, the opening of a call (or section) its parser looks for, repeated

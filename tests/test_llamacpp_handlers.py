@@ -50,7 +50,7 @@ EXPECTED_HANDLER = {
 
 #: This module's handlers (the others are tested beside their author's modules).
 OURS = ("ministral_3", "qwen3_coder", "gpt_oss", "gemma4", "functionary_v3_2", "kimi_k2", "lfm2")
-LOADED = {handler.NAME: handler for handler in handlers.HANDLERS}
+LOADED = {family.key: family for family in handlers.FAMILIES}
 
 TEMPLATES = [path.name for path in template_files()]
 
@@ -65,7 +65,7 @@ def test_every_template_has_a_recorded_handler() -> None:
 
 
 def test_handlers_are_in_llamas_order() -> None:
-    names = [handler.NAME for handler in handlers.HANDLERS]
+    names = [family.key for family in handlers.FAMILIES]
     assert names == [name for name in handlers.ORDER if name in names]
     assert set(OURS) <= set(names)
 
@@ -78,7 +78,7 @@ def test_detection_matches_llamacpp(name: str) -> None:
     if expected is not None and expected not in LOADED:
         pytest.skip(f"handler {expected} not written yet")
     chosen = handlers.select(source_of(name))
-    assert (chosen.NAME if chosen else None) == expected
+    assert (chosen.key if chosen else None) == expected
 
 
 @pytest.mark.parametrize("handler", OURS)

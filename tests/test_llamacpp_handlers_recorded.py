@@ -34,14 +34,14 @@ require_shared()
 
 #: The handlers tested here (the others are tested beside their author's modules).
 OURS = ("ministral_3", "qwen3_coder", "gpt_oss", "gemma4", "functionary_v3_2", "kimi_k2", "lfm2")
-LOADED = {handler.NAME: handler for handler in handlers.HANDLERS}
+LOADED = {family.key: family for family in handlers.FAMILIES}
 
 
 def _handler_of(template: str) -> str | None:
     """The handler our detection picks for a shared template (None: the autoparser)."""
     source = patched_source((TEMPLATES_DIR / template).read_text(encoding="utf-8"))
     chosen = handlers.select(source)
-    return chosen.NAME if chosen else None
+    return chosen.key if chosen else None
 
 
 # --- Upstream's cases, as the real library parses them --------------------------------

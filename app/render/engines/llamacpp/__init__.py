@@ -1,7 +1,9 @@
 """The llama.cpp engine: what llama-server's `/apply-template` returns.
 
-`render.py` follows llama-server's steps; `messages.py` its parsing and rewrites,
-`handlers.py`/`hooks.py` its model-family handlers, `reasoning.py` its autoparser,
+`render.py` renders the prompt of `answers/apply.py`, the one port of
+`common_chat_templates_apply` (the answer parser reads the same result);
+`messages.py` its parsing and rewrites, `answers/handlers/` its model families (one
+record each) with `hooks.py` their prompt hooks, `answers/analyzer.py` its autoparser,
 `context.py` one render with its variables, `jinja.py` its Jinja semantics,
 `capabilities.py`/`tracking.py` its capability probes and `builtins.py` its
 hand-written formats (`--chat-template NAME`).

@@ -1,9 +1,9 @@
 """What llama.cpp's template-specific handlers do to the prompt, as hooks.
 
-Each `Handler` (see `handlers.py`) is made of these: `Adjust` rewrites the messages
-before rendering, `Patch` fixes the rendered prompt, and `Continuation` writes the
-continuation of a final assistant message (prefill). Every rewrite is reported with
-its sentence, as the rest of the engine does.
+A family's `PromptHooks` (see `answers.handlers`) are made of these: `Adjust` rewrites
+the messages before rendering, `Patch` fixes the rendered prompt, and `Continuation`
+writes the continuation of a final assistant message (prefill). Every rewrite is
+reported with its sentence, as the rest of the engine does.
 """
 
 from __future__ import annotations
@@ -37,6 +37,20 @@ Continuation = Callable[[Continued], str]
 Adjust = Callable[[list[dict[str, Any]], list[str]], list[dict[str, Any]]]
 #: (prompt, add_generation_prompt, rewrites) -> the prompt.
 Patch = Callable[[str, bool, list[str]], str]
+
+
+@dataclass(frozen=True)
+class PromptHooks:
+    """What one `common_chat_params_init_*` does to the prompt."""
+
+    #: The prompt text that opens the continued turn, then reasoning, then content.
+    continuation: Continuation | None = None
+    #: Rewrites of the messages, each reported with its sentence.
+    adjust: Adjust | None = None
+    #: `supports_thinking`: llama-server's default for enable_thinking follows it.
+    thinking: bool = True
+    #: A fix of the rendered prompt, reported with its sentence.
+    patch: Patch | None = None
 
 
 def tags(opener: str, think_start: str, think_end: str) -> Continuation:

@@ -27,10 +27,11 @@ from typing import Any
 from app.render.core import RenderRequest
 from app.render.engines.llamacpp.answers.autoparser_cache import supports_thinking
 from app.render.engines.llamacpp.answers.derive import chat_template, derive_params
+from app.render.engines.llamacpp.answers.handlers import family_of
 from app.render.engines.llamacpp.answers.prompt import build_prompt
 from app.render.engines.llamacpp.answers.types import ChatParams, ChatTemplate, ParseInputs
 from app.render.engines.llamacpp.context import template_variables
-from app.render.engines.llamacpp.handlers import Handler, select_handler
+from app.render.engines.llamacpp.hooks import PromptHooks
 from app.render.engines.llamacpp.messages import (
     ChatMessage,
     LlamaCppInputError,
@@ -53,8 +54,8 @@ class Applied:
     template: ChatTemplate
     #: autoparser::generation_params: what a handler or the autoparser reads.
     inputs: ParseInputs
-    #: The handler the template gets for its prompt (None: the autoparser).
-    handler: Handler | None
+    #: What the template's family does to the prompt (None: the autoparser's template).
+    handler: PromptHooks | None
     #: common_chat_templates_support_enable_thinking: enable_thinking's default.
     thinking: bool
     #: The final assistant message being continued, as parsed (None: none is).
@@ -82,7 +83,7 @@ class Applied:
     @cached_property
     def params(self) -> tuple[ChatParams, str]:
         """The format, parser and generation prompt, and who derived them (a handler's
-        NAME or "autoparser"); raises `derive`'s HandlerMissing / HandlerFailed."""
+        key or "autoparser"); raises `derive`'s HandlerMissing / HandlerFailed."""
         return derive_params(self.inputs)
 
 
@@ -125,8 +126,9 @@ def apply(
     )
     if overrides:
         inputs = dataclasses.replace(inputs, **overrides)
-    handler = select_handler(template.source)
-    return Applied(template, inputs, handler, thinking, continued, tuple(rewrites))
+    family = family_of(template.source)
+    hooks = family.hooks(template.source) if family is not None else None
+    return Applied(template, inputs, hooks, thinking, continued, tuple(rewrites))
 
 
 def _messages(

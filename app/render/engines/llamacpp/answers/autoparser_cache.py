@@ -11,9 +11,9 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable
 
-from app.render.engines.llamacpp import handlers as engine_handlers
 from app.render.engines.llamacpp.answers.analysis import NONE, Analysis
 from app.render.engines.llamacpp.answers.analyzer import analyze, analyze_reasoning
+from app.render.engines.llamacpp.answers.handlers import family_of
 from app.render.engines.llamacpp.answers.types import ChatTemplate
 from app.render.engines.llamacpp.answers.workarounds import reasoning_workarounds
 from app.render.environment import template_hash
@@ -58,7 +58,7 @@ def analysis_for(template: ChatTemplate) -> Analysis:
 def supports_thinking(template: ChatTemplate) -> bool:
     """common_chat_templates_support_enable_thinking: llama-server's default for
     enable_thinking (a handler's own answer, or reasoning the autoparser found)."""
-    handler = engine_handlers.select_handler(template.source)
-    if handler is not None:
-        return handler.thinking
+    family = family_of(template.source)
+    if family is not None:
+        return family.hooks(template.source).thinking
     return reasoning_for(template).reasoning_mode != NONE

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from app.problems import TemplateProblem, problem_from_exception
 from app.render.core import RenderRequest
-from app.render.engines.llamacpp import handlers as engine_handlers
 from app.render.engines.llamacpp.answers import handlers
 from app.render.engines.llamacpp.answers.autoparser_cache import analysis_for
 from app.render.engines.llamacpp.answers.generator import generate_params
@@ -57,18 +56,17 @@ def chat_template(request: RenderRequest, limits: RenderLimits) -> ChatTemplate:
 
 
 def derive_params(inputs: ParseInputs) -> tuple[ChatParams, str]:
-    """The params and who derived them (a handler's NAME, or "autoparser")."""
-    module = handlers.select(inputs.source)
-    if module is not None:
-        try:
-            return module.params(inputs.source, inputs), str(module.NAME)
-        except TemplateProblem as problem:
-            if problem.limit:
-                raise  # the playground's own limit, not llama.cpp's answer
-            raise HandlerFailed(str(module.NAME), problem) from problem
-        except Exception as error:
-            raise HandlerFailed(str(module.NAME), error) from error
-    engine_handler = engine_handlers.select_handler(inputs.source)
-    if engine_handler is not None:
-        raise HandlerMissing(engine_handler.name)
-    return generate_params(inputs, analysis_for(inputs.template)), "autoparser"
+    """The params and who derived them (a family's key, or "autoparser")."""
+    family = handlers.family_of(inputs.source)
+    if family is None:
+        return generate_params(inputs, analysis_for(inputs.template)), "autoparser"
+    if family.params is None:
+        raise HandlerMissing(family.name)
+    try:
+        return family.params(inputs.source, inputs), family.key
+    except TemplateProblem as problem:
+        if problem.limit:
+            raise  # the playground's own limit, not llama.cpp's answer
+        raise HandlerFailed(family.key, problem) from problem
+    except Exception as error:
+        raise HandlerFailed(family.key, error) from error

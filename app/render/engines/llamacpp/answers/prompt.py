@@ -18,15 +18,14 @@ from app.render.engines.llamacpp.answers.autoparser_cache import reasoning_for
 from app.render.engines.llamacpp.answers.generator import continuation_prompt
 from app.render.engines.llamacpp.answers.types import ChatTemplate, ParseInputs
 from app.render.engines.llamacpp.context import generation_prompt, render_messages
-from app.render.engines.llamacpp.handlers import Handler
-from app.render.engines.llamacpp.hooks import Continued
+from app.render.engines.llamacpp.hooks import Continued, PromptHooks
 from app.render.engines.llamacpp.messages import ChatMessage
 
 
 def build_prompt(
     template: ChatTemplate,
     inputs: ParseInputs,
-    handler: Handler | None,
+    handler: PromptHooks | None,
     continued: ChatMessage | None,
     rewrites: list[str],
 ) -> str:

@@ -1,25 +1,26 @@
-"""llama.cpp's specialized chat handlers, in the order it tries them.
+"""llama.cpp's specialized chat handlers: one record per family, in the order it tries them.
 
 `common_chat_try_specialized_template` (common/chat.cpp, build b11434) checks the
 template source for each family's markers in a fixed order and hands the first match to
 that family's `common_chat_params_init_*` (common/parsers/); no match means the
-differential autoparser. Each module here is one family and exposes
+differential autoparser. Each module here is one family and ends with its record,
+`FAMILY` (`family.Family`): llama.cpp's detection (`matches`), what the handler does to
+the prompt and whether it thinks by default (`prompt`), and the format, generation
+prompt and PEG parser it derives (`params`; None for LLM-jp Harmony and Ling 3.0, whose
+parsers are not reproduced).
 
-- `NAME`: the handler's name;
-- `matches(source) -> bool`: llama.cpp's detection for it;
-- `params(source, inputs) -> ChatParams`: the format, generation prompt and PEG parser,
-  or `REPRODUCED = False` when only the detection is reproduced (LLM-jp Harmony, Ling 3.0).
-
-`HANDLERS` lists them in llama.cpp's order (LFM2 and LFM2.5, two checks in a row for the
-same handler, are one module).
+`FAMILIES` lists them in llama.cpp's order (LFM2 and LFM2.5, two checks in a row for the
+same handler, are one record). The prompt (`apply`, `prompt`), the thinking default
+(`autoparser_cache`) and the answer parser (`derive`) all read this one table.
 """
 
 from __future__ import annotations
 
 import importlib
-from types import ModuleType
 
-#: The handler modules' names, in common_chat_try_specialized_template's order.
+from app.render.engines.llamacpp.answers.handlers.family import Family
+
+#: The family modules' names, in common_chat_try_specialized_template's order.
 ORDER = (
     "ministral_3",
     "llm_jp_harmony",
@@ -39,26 +40,19 @@ ORDER = (
     "qwen3_coder",
 )
 
-
-def _load(names: tuple[str, ...]) -> tuple[ModuleType, ...]:
-    """The modules that exist, in order."""
-    modules = []
-    for name in names:
-        qualified = f"{__name__}.{name}"
-        try:
-            modules.append(importlib.import_module(qualified))
-        except ModuleNotFoundError as error:
-            if error.name != qualified:
-                raise  # a module that exists but fails to import is a bug, not a gap
-    return tuple(modules)
+#: The family records, in llama.cpp's detection order.
+FAMILIES: tuple[Family, ...] = tuple(
+    importlib.import_module(f"{__name__}.{name}").FAMILY for name in ORDER
+)
 
 
-#: The handler modules, in llama.cpp's detection order.
-HANDLERS: tuple[ModuleType, ...] = _load(ORDER)
+def family_of(source: str) -> Family | None:
+    """The family common_chat_try_specialized_template picks, or None (the autoparser)."""
+    return next((family for family in FAMILIES if family.matches(source)), None)
 
 
-def select(source: str) -> ModuleType | None:
-    """The handler llama.cpp picks for this template source, or None (the autoparser, or
-    a handler whose parser is not reproduced: the caller asks the renderer's handlers)."""
-    chosen = next((handler for handler in HANDLERS if handler.matches(source)), None)
-    return chosen if getattr(chosen, "REPRODUCED", True) else None
+def select(source: str) -> Family | None:
+    """The family whose parser reads answers to this template: None for the autoparser,
+    and for a family whose parser is not reproduced."""
+    family = family_of(source)
+    return family if family is not None and family.params is not None else None

@@ -11,15 +11,16 @@ to `<|message_sep|>\\n\\n`, and a call is
 
 from __future__ import annotations
 
+from app.render.engines.llamacpp import hooks
 from app.render.engines.llamacpp.answers.chat_peg import ChatBuilder, build_chat_peg_parser
 from app.render.engines.llamacpp.answers.handlers.common import (
     function_name,
     function_parameters,
 )
+from app.render.engines.llamacpp.answers.handlers.family import Family
 from app.render.engines.llamacpp.answers.peg_builder import P
 from app.render.engines.llamacpp.answers.types import PEG_NATIVE, ChatParams, ParseInputs
-
-NAME = "gigachat_v3"
+from app.render.engines.llamacpp.hooks import PromptHooks
 
 ROLE_SEP = "<|role_sep|>"
 MESSAGE_SEP = "<|message_sep|>"
@@ -63,3 +64,12 @@ def _grammar(p: ChatBuilder, inputs: ParseInputs) -> P:
     call = p.rule("tool-call", p.literal(CALL_PREFIX) + tool_choice)
     calls = p.trigger_rule("tool-call-root", p.repeat(call, least, 1))
     return p.literal(ASSISTANT) + (p.content(p.until("<|message_sep|>\n\n")) << calls)
+
+
+FAMILY = Family(
+    key="gigachat_v3",
+    name="GigaChat v3",
+    matches=matches,
+    prompt=PromptHooks(hooks.content_only("assistant<|role_sep|>\n"), thinking=False),
+    params=params,
+)

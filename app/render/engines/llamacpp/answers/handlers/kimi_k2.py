@@ -12,16 +12,17 @@ with the section markers and `<|tool_call_end|>` optional; the call's id is
 
 from __future__ import annotations
 
+from app.render.engines.llamacpp import hooks
 from app.render.engines.llamacpp.answers.chat_peg import ChatBuilder, build_chat_peg_parser
 from app.render.engines.llamacpp.answers.handlers.common import (
     foreach_function,
     function_name,
     function_parameters,
 )
+from app.render.engines.llamacpp.answers.handlers.family import Family
 from app.render.engines.llamacpp.answers.peg_builder import P
 from app.render.engines.llamacpp.answers.types import PEG_NATIVE, ChatParams, ParseInputs
-
-NAME = "kimi_k2"
+from app.render.engines.llamacpp.hooks import PromptHooks
 
 SECTION_BEGIN = "<|tool_calls_section_begin|>"
 SECTION_END = "<|tool_calls_section_end|>"
@@ -97,3 +98,12 @@ def _grammar(p: ChatBuilder, inputs: ParseInputs) -> P:
     )
     content = p.content(p.until_one_of([SECTION_BEGIN, CALL_BEGIN]))
     return generation_prompt + reasoning + content + calls + end
+
+
+FAMILY = Family(
+    key="kimi_k2",
+    name="Kimi K2",
+    matches=matches,
+    prompt=PromptHooks(hooks.tags("<|im_assistant|>assistant<|im_middle|>", "<think>", "</think>")),
+    params=params,
+)

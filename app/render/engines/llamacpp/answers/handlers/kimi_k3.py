@@ -10,16 +10,17 @@ tag per argument: a string in the schema is read as text, anything else as JSON.
 
 from __future__ import annotations
 
+from app.render.engines.llamacpp import hooks
 from app.render.engines.llamacpp.answers.chat_peg import ChatBuilder, build_chat_peg_parser
 from app.render.engines.llamacpp.answers.handlers.common import (
     foreach_function,
     function_name,
     function_parameters,
 )
+from app.render.engines.llamacpp.answers.handlers.family import Family
 from app.render.engines.llamacpp.answers.peg_builder import P
 from app.render.engines.llamacpp.answers.types import PEG_NATIVE, ChatParams, ParseInputs
-
-NAME = "kimi_k3"
+from app.render.engines.llamacpp.hooks import PromptHooks
 
 SEP = "<|sep|>"
 MSG_START = '<|open|>message role="assistant"<|sep|>'
@@ -117,3 +118,18 @@ def _grammar(p: ChatBuilder, inputs: ParseInputs) -> P:
     )
     tools = section if inputs.tool_choice == "required" else p.optional(section)
     return start + reasoning + response + tools + trailer + end
+
+
+FAMILY = Family(
+    key="kimi_k3",
+    name="Kimi K3",
+    matches=matches,
+    prompt=PromptHooks(
+        hooks.tags(
+            '<|open|>message role="assistant"<|sep|>',
+            "<|open|>think<|sep|>",
+            "<|close|>think<|sep|><|open|>response<|sep|>",
+        )
+    ),
+    params=params,
+)

@@ -15,10 +15,10 @@ from __future__ import annotations
 from app.render.engines.llamacpp import hooks
 from app.render.engines.llamacpp.answers.chat_peg import ChatBuilder, build_chat_peg_parser
 from app.render.engines.llamacpp.answers.handlers.common import copied
+from app.render.engines.llamacpp.answers.handlers.family import Family
 from app.render.engines.llamacpp.answers.peg_builder import P
 from app.render.engines.llamacpp.answers.types import PEG_NATIVE, ChatParams, ParseInputs
-
-NAME = "lfm2"
+from app.render.engines.llamacpp.hooks import PromptHooks
 
 TOOL_CALL_START, TOOL_CALL_END = "<|tool_call_start|>", "<|tool_call_end|>"
 TOOL_LIST_START, TOOL_LIST_END = "<|tool_list_start|>", "<|tool_list_end|>"
@@ -80,3 +80,15 @@ def _grammar(p: ChatBuilder, inputs: ParseInputs, extract: bool) -> P:
         ),
     )
     return generation_prompt + reasoning + p.content(p.until(TOOL_CALL_START)) + calls + end
+
+
+FAMILY = Family(
+    key="lfm2",
+    name="LFM2",
+    matches=matches,
+    prompt=PromptHooks(
+        hooks.tags("<|im_start|>assistant\n", "<think>", "</think>"),
+        hooks.copy_thinking(drop_content_beside_calls=False),
+    ),
+    params=params,
+)

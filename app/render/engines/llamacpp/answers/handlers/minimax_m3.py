@@ -14,6 +14,7 @@ as `<item>` tags, strings as text, anything else as JSON.
 
 from __future__ import annotations
 
+from app.render.engines.llamacpp import hooks
 from app.render.engines.llamacpp.answers.chat_peg import ChatBuilder, build_chat_peg_parser
 from app.render.engines.llamacpp.answers.chat_peg_mappers import (
     TOOL_ARG_ARRAY,
@@ -25,11 +26,11 @@ from app.render.engines.llamacpp.answers.handlers.common import (
     function_name,
     function_parameters,
 )
+from app.render.engines.llamacpp.answers.handlers.family import Family
 from app.render.engines.llamacpp.answers.peg_builder import P
 from app.render.engines.llamacpp.answers.schema import Node, document
 from app.render.engines.llamacpp.answers.types import PEG_MINIMAX_M3, ChatParams, ParseInputs
-
-NAME = "minimax_m3"
+from app.render.engines.llamacpp.hooks import PromptHooks
 
 NS = "]<]minimax[>["
 THINK_START, THINK_END = "<mm:think>", "</mm:think>"
@@ -154,3 +155,12 @@ def _grammar(p: ChatBuilder, inputs: ParseInputs, gen_prompt: str) -> P:
     if inputs.tool_choice != "required":
         calls = p.optional(calls)
     return generation_prompt + reasoning + p.content(p.until(FC_START)) + calls + end
+
+
+FAMILY = Family(
+    key="minimax_m3",
+    name="MiniMax-M3",
+    matches=matches,
+    prompt=PromptHooks(hooks.generation_prompt_then("<mm:think>", "</mm:think>")),
+    params=params,
+)

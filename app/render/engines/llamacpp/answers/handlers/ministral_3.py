@@ -17,10 +17,10 @@ from app.render.engines.llamacpp.answers.handlers.common import (
     function_name,
     function_parameters,
 )
+from app.render.engines.llamacpp.answers.handlers.family import Family
 from app.render.engines.llamacpp.answers.peg_builder import P
 from app.render.engines.llamacpp.answers.types import PEG_NATIVE, ChatParams, ParseInputs
-
-NAME = "ministral_3"
+from app.render.engines.llamacpp.hooks import PromptHooks
 
 
 def matches(source: str) -> bool:
@@ -77,3 +77,12 @@ def params(source: str, inputs: ParseInputs) -> ChatParams:
 
     data.parser = build_chat_peg_parser(build)
     return data
+
+
+FAMILY = Family(
+    key="ministral_3",
+    name="Ministral 3",
+    matches=matches,
+    prompt=PromptHooks(hooks.tags("", "[THINK]", "[/THINK]"), hooks.ministral_blocks),
+    params=params,
+)
