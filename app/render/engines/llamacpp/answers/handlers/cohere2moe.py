@@ -12,12 +12,9 @@ and an optional `<|END_OF_TURN_TOKEN|>`. Text and calls never come together.
 
 from __future__ import annotations
 
-from app.render.engines.llamacpp import hooks
 from app.render.engines.llamacpp.answers.chat_peg import ChatBuilder, build_chat_peg_parser
-from app.render.engines.llamacpp.answers.handlers.family import Family
 from app.render.engines.llamacpp.answers.peg_builder import P
 from app.render.engines.llamacpp.answers.types import PEG_NATIVE, ChatParams, ParseInputs
-from app.render.engines.llamacpp.hooks import PromptHooks
 
 TURN_START, TURN_END = "<|START_OF_TURN_TOKEN|>", "<|END_OF_TURN_TOKEN|>"
 CHATBOT, USER, SYSTEM = "<|CHATBOT_TOKEN|>", "<|USER_TOKEN|>", "<|SYSTEM_TOKEN|>"
@@ -26,11 +23,6 @@ TEXT_START, TEXT_END = "<|START_TEXT|>", "<|END_TEXT|>"
 ACTION_START, ACTION_END = "<|START_ACTION|>", "<|END_ACTION|>"
 RESULT_START, RESULT_END = "<|START_TOOL_RESULT|>", "<|END_TOOL_RESULT|>"
 GEN_PREFIX = TURN_START + CHATBOT
-
-
-def matches(source: str) -> bool:
-    """<|START_TEXT|> (unique to this template) with <|START_ACTION|>."""
-    return TEXT_START in source and ACTION_START in source
 
 
 def params(source: str, inputs: ParseInputs) -> ChatParams:
@@ -89,18 +81,3 @@ def _grammar(p: ChatBuilder, inputs: ParseInputs) -> P:
     )
     body = tool_calls if inputs.tool_choice == "required" else p.choice(tool_calls, text_content)
     return generation_prompt + reasoning + body + turn_end + end
-
-
-FAMILY = Family(
-    key="cohere2moe",
-    name="Cohere2 MoE",
-    matches=matches,
-    prompt=PromptHooks(
-        hooks.tags(
-            "<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>",
-            "<|START_THINKING|>",
-            "<|END_THINKING|><|START_TEXT|>",
-        )
-    ),
-    params=params,
-)

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.render.engines.llamacpp import hooks
 from app.render.engines.llamacpp.answers.chat_peg import ChatBuilder, build_chat_peg_parser
 from app.render.engines.llamacpp.answers.handlers.common import (
     copied,
@@ -26,21 +25,13 @@ from app.render.engines.llamacpp.answers.handlers.common import (
     foreach_parameter,
     function_name,
 )
-from app.render.engines.llamacpp.answers.handlers.family import Family
 from app.render.engines.llamacpp.answers.peg_builder import P
 from app.render.engines.llamacpp.answers.types import PEG_NATIVE, ChatParams, ParseInputs
-from app.render.engines.llamacpp.hooks import PromptHooks
 
 DSML = "｜DSML｜"
 THINK_START, THINK_END = "<think>", "</think>"
 GEN_PROMPT = "<｜Assistant｜>"
 TC_SEPARATOR = "\n\n"
-
-
-def matches(source: str) -> bool:
-    """The template defines `dsml_token` and names a block of calls."""
-    blocks = "function_calls" in source or "tool_calls" in source
-    return "dsml_token" in source and "DSML" in source and blocks
 
 
 def sort_tool_results(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -188,19 +179,3 @@ def _grammar(p: ChatBuilder, inputs: ParseInputs, is_v4: bool, block: str) -> P:
     if with_calls:
         return generation_prompt + (reasoning_with_calls | (reasoning + before + tool_calls)) + end
     return generation_prompt + reasoning + before + tool_calls + end
-
-
-def _prompt(source: str) -> PromptHooks:
-    """V4 templates (no `function_calls` block) get their messages reordered."""
-    is_v4 = "function_calls" not in source
-    adjust = hooks.deepseek_v4_order if is_v4 else None
-    return PromptHooks(hooks.deepseek_continuation(is_v4), adjust)
-
-
-FAMILY = Family(
-    key="deepseek_v3_2",
-    name="DeepSeek V3.2/V4",
-    matches=matches,
-    prompt=_prompt,
-    params=params,
-)

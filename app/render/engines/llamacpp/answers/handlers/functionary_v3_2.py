@@ -8,25 +8,17 @@ function's name, a newline and its JSON arguments, with nothing left over.
 
 from __future__ import annotations
 
-from app.render.engines.llamacpp import hooks
 from app.render.engines.llamacpp.answers.chat_peg import ChatBuilder, build_chat_peg_parser
 from app.render.engines.llamacpp.answers.handlers.common import (
     foreach_function,
     function_name,
     function_parameters,
 )
-from app.render.engines.llamacpp.answers.handlers.family import Family
 from app.render.engines.llamacpp.answers.peg_builder import P
 from app.render.engines.llamacpp.answers.types import PEG_NATIVE, ChatParams, ParseInputs
-from app.render.engines.llamacpp.hooks import PromptHooks
 
 #: The header the parser reads before the recipient.
 HEADER = "<|start_header_id|>assistant<|end_header_id|>\n\n>>>"
-
-
-def matches(source: str) -> bool:
-    """The `>>>all` content recipient and `>>>${recipient}` headers."""
-    return ">>>all" in source and ">>>${recipient}" in source
 
 
 def params(source: str, inputs: ParseInputs) -> ChatParams:
@@ -69,15 +61,3 @@ def _grammar(p: ChatBuilder, inputs: ParseInputs) -> P:
     else:
         body = p.choice(content_until_tool + tool_choice, content_until_end, tool_choice)
     return header + body + p.end()
-
-
-FAMILY = Family(
-    key="functionary_v3_2",
-    name="Functionary v3.2",
-    matches=matches,
-    prompt=PromptHooks(
-        hooks.content_only("<|start_header_id|>assistant<|end_header_id|>\n\n>>>all\n"),
-        thinking=False,
-    ),
-    params=params,
-)

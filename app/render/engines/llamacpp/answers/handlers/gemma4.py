@@ -9,8 +9,6 @@ empty channels and a stray `<channel|>` are swallowed.
 
 from __future__ import annotations
 
-import functools
-
 from app.render.engines.llamacpp import hooks
 from app.render.engines.llamacpp.answers.chat_peg import ChatBuilder, build_chat_peg_parser
 from app.render.engines.llamacpp.answers.handlers.common import (
@@ -18,17 +16,10 @@ from app.render.engines.llamacpp.answers.handlers.common import (
     foreach_function,
     function_name,
 )
-from app.render.engines.llamacpp.answers.handlers.family import Family
 from app.render.engines.llamacpp.answers.peg_builder import P
 from app.render.engines.llamacpp.answers.types import PEG_GEMMA4, ChatParams, ParseInputs
-from app.render.engines.llamacpp.hooks import PromptHooks
 
 QUOTE = '<|"|>'
-
-
-def matches(source: str) -> bool:
-    """The template writes calls with `'<|tool_call>call:'`."""
-    return "'<|tool_call>call:'" in source
 
 
 def params(source: str, inputs: ParseInputs) -> ChatParams:
@@ -132,21 +123,3 @@ def _value_rules(p: ChatBuilder) -> None:
     p.rule("gemma4-array", container("[", "gemma4-value", "]"))
     kinds = ("string", "dict", "array", "number", "bool", "null")
     p.rule("gemma4-value", lambda: p.choice(*(p.ref(f"gemma4-{kind}") for kind in kinds)))
-
-
-def _prompt(source: str) -> PromptHooks:
-    """Older Gemma 4 templates want tool results inside the assistant turn."""
-    return PromptHooks(
-        hooks.gemma4_continuation,
-        functools.partial(hooks.gemma4_prepare, source),
-        patch=hooks.gemma4_patch,
-    )
-
-
-FAMILY = Family(
-    key="gemma4",
-    name="Gemma 4",
-    matches=matches,
-    prompt=_prompt,
-    params=params,
-)

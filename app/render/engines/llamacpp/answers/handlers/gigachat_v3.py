@@ -11,26 +11,18 @@ to `<|message_sep|>\\n\\n`, and a call is
 
 from __future__ import annotations
 
-from app.render.engines.llamacpp import hooks
 from app.render.engines.llamacpp.answers.chat_peg import ChatBuilder, build_chat_peg_parser
 from app.render.engines.llamacpp.answers.handlers.common import (
     function_name,
     function_parameters,
 )
-from app.render.engines.llamacpp.answers.handlers.family import Family
 from app.render.engines.llamacpp.answers.peg_builder import P
 from app.render.engines.llamacpp.answers.types import PEG_NATIVE, ChatParams, ParseInputs
-from app.render.engines.llamacpp.hooks import PromptHooks
 
 ROLE_SEP = "<|role_sep|>"
 MESSAGE_SEP = "<|message_sep|>"
 CALL_PREFIX = "<|message_sep|>\n\nfunction call<|role_sep|>\n"
 ASSISTANT = "assistant<|role_sep|>\n"
-
-
-def matches(source: str) -> bool:
-    """The role and message separators, without the older `<|function_call|>` token."""
-    return ROLE_SEP in source and MESSAGE_SEP in source and "<|function_call|>" not in source
 
 
 def params(source: str, inputs: ParseInputs) -> ChatParams:
@@ -64,12 +56,3 @@ def _grammar(p: ChatBuilder, inputs: ParseInputs) -> P:
     call = p.rule("tool-call", p.literal(CALL_PREFIX) + tool_choice)
     calls = p.trigger_rule("tool-call-root", p.repeat(call, least, 1))
     return p.literal(ASSISTANT) + (p.content(p.until("<|message_sep|>\n\n")) << calls)
-
-
-FAMILY = Family(
-    key="gigachat_v3",
-    name="GigaChat v3",
-    matches=matches,
-    prompt=PromptHooks(hooks.content_only("assistant<|role_sep|>\n"), thinking=False),
-    params=params,
-)

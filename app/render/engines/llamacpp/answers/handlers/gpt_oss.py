@@ -18,15 +18,8 @@ from app.render.engines.llamacpp.answers.handlers.common import (
     function_name,
     function_parameters,
 )
-from app.render.engines.llamacpp.answers.handlers.family import Family
 from app.render.engines.llamacpp.answers.peg_builder import P
 from app.render.engines.llamacpp.answers.types import PEG_NATIVE, ChatParams, ParseInputs
-from app.render.engines.llamacpp.hooks import PromptHooks
-
-
-def matches(source: str) -> bool:
-    """Harmony's `<|channel|>` marker."""
-    return "<|channel|>" in source
 
 
 def params(source: str, inputs: ParseInputs) -> ChatParams:
@@ -110,25 +103,3 @@ def _grammar(p: ChatBuilder, inputs: ParseInputs) -> P:
         return p.zero_or_more(start + any_message) + start + (tool_call | final)
 
     return p.zero_or_more(start + any_message) + start + (final | unsolicited)
-
-
-#: Harmony's prompt hooks (LLM-jp 4.1 speaks it too, and its handler shapes the prompt
-#: the same way).
-HARMONY = PromptHooks(
-    hooks.tags(
-        "<|start|>assistant",
-        "<|channel|>analysis<|message|>",
-        "<|end|><|start|>assistant<|channel|>final<|message|>",
-    ),
-    hooks.copy_thinking(drop_content_beside_calls=True),
-    patch=hooks.gpt_oss_patch,
-)
-
-
-FAMILY = Family(
-    key="gpt_oss",
-    name="GPT-OSS",
-    matches=matches,
-    prompt=HARMONY,
-    params=params,
-)

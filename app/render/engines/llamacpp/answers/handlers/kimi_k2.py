@@ -12,17 +12,14 @@ with the section markers and `<|tool_call_end|>` optional; the call's id is
 
 from __future__ import annotations
 
-from app.render.engines.llamacpp import hooks
 from app.render.engines.llamacpp.answers.chat_peg import ChatBuilder, build_chat_peg_parser
 from app.render.engines.llamacpp.answers.handlers.common import (
     foreach_function,
     function_name,
     function_parameters,
 )
-from app.render.engines.llamacpp.answers.handlers.family import Family
 from app.render.engines.llamacpp.answers.peg_builder import P
 from app.render.engines.llamacpp.answers.types import PEG_NATIVE, ChatParams, ParseInputs
-from app.render.engines.llamacpp.hooks import PromptHooks
 
 SECTION_BEGIN = "<|tool_calls_section_begin|>"
 SECTION_END = "<|tool_calls_section_end|>"
@@ -32,11 +29,6 @@ CALL_END = "<|tool_call_end|>"
 THINK_START, THINK_END = "<think>", "</think>"
 #: The assistant turn's opening, which the parser reads before the completion.
 GEN_PROMPT = "<|im_assistant|>assistant<|im_middle|>"
-
-
-def matches(source: str) -> bool:
-    """Kimi's tool-call section and call markers."""
-    return SECTION_BEGIN in source and CALL_BEGIN in source
 
 
 def params(source: str, inputs: ParseInputs) -> ChatParams:
@@ -98,12 +90,3 @@ def _grammar(p: ChatBuilder, inputs: ParseInputs) -> P:
     )
     content = p.content(p.until_one_of([SECTION_BEGIN, CALL_BEGIN]))
     return generation_prompt + reasoning + content + calls + end
-
-
-FAMILY = Family(
-    key="kimi_k2",
-    name="Kimi K2",
-    matches=matches,
-    prompt=PromptHooks(hooks.tags("<|im_assistant|>assistant<|im_middle|>", "<think>", "</think>")),
-    params=params,
-)

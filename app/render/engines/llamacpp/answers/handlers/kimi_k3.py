@@ -10,17 +10,14 @@ tag per argument: a string in the schema is read as text, anything else as JSON.
 
 from __future__ import annotations
 
-from app.render.engines.llamacpp import hooks
 from app.render.engines.llamacpp.answers.chat_peg import ChatBuilder, build_chat_peg_parser
 from app.render.engines.llamacpp.answers.handlers.common import (
     foreach_function,
     function_name,
     function_parameters,
 )
-from app.render.engines.llamacpp.answers.handlers.family import Family
 from app.render.engines.llamacpp.answers.peg_builder import P
 from app.render.engines.llamacpp.answers.types import PEG_NATIVE, ChatParams, ParseInputs
-from app.render.engines.llamacpp.hooks import PromptHooks
 
 SEP = "<|sep|>"
 MSG_START = '<|open|>message role="assistant"<|sep|>'
@@ -31,11 +28,6 @@ CALL_START, CALL_END = '<|open|>call tool="', "<|close|>call<|sep|>"
 ARG_START, ARG_END = '<|open|>argument key="', "<|close|>argument<|sep|>"
 MSG_END = "<|close|>message<|sep|>"
 EOM = "<|end_of_msg|>"
-
-
-def matches(source: str) -> bool:
-    """The <|open|>, <|close|> and <|end_of_msg|> markers."""
-    return "<|open|>" in source and "<|close|>" in source and EOM in source
 
 
 def params(source: str, inputs: ParseInputs) -> ChatParams:
@@ -118,18 +110,3 @@ def _grammar(p: ChatBuilder, inputs: ParseInputs) -> P:
     )
     tools = section if inputs.tool_choice == "required" else p.optional(section)
     return start + reasoning + response + tools + trailer + end
-
-
-FAMILY = Family(
-    key="kimi_k3",
-    name="Kimi K3",
-    matches=matches,
-    prompt=PromptHooks(
-        hooks.tags(
-            '<|open|>message role="assistant"<|sep|>',
-            "<|open|>think<|sep|>",
-            "<|close|>think<|sep|><|open|>response<|sep|>",
-        )
-    ),
-    params=params,
-)

@@ -15,24 +15,14 @@ from __future__ import annotations
 from app.render.engines.llamacpp import hooks
 from app.render.engines.llamacpp.answers.chat_peg import ChatBuilder, build_chat_peg_parser
 from app.render.engines.llamacpp.answers.handlers.common import copied
-from app.render.engines.llamacpp.answers.handlers.family import Family
 from app.render.engines.llamacpp.answers.peg_builder import P
 from app.render.engines.llamacpp.answers.types import PEG_NATIVE, ChatParams, ParseInputs
-from app.render.engines.llamacpp.hooks import PromptHooks
 
 TOOL_CALL_START, TOOL_CALL_END = "<|tool_call_start|>", "<|tool_call_end|>"
 TOOL_LIST_START, TOOL_LIST_END = "<|tool_list_start|>", "<|tool_list_end|>"
 THINK_START, THINK_END = "<think>", "</think>"
 #: The assistant turn's opening, which the parser reads before the completion.
 GEN_PROMPT = "<|im_start|>assistant\n"
-
-
-def matches(source: str) -> bool:
-    """LFM2's tool-list markers, or LFM2.5's plain tool list (two checks in llama.cpp,
-    one after the other, for the same handler)."""
-    if TOOL_LIST_START in source and TOOL_LIST_END in source:
-        return True
-    return "List of tools: [" in source and TOOL_LIST_START not in source
 
 
 def params(source: str, inputs: ParseInputs) -> ChatParams:
@@ -80,15 +70,3 @@ def _grammar(p: ChatBuilder, inputs: ParseInputs, extract: bool) -> P:
         ),
     )
     return generation_prompt + reasoning + p.content(p.until(TOOL_CALL_START)) + calls + end
-
-
-FAMILY = Family(
-    key="lfm2",
-    name="LFM2",
-    matches=matches,
-    prompt=PromptHooks(
-        hooks.tags("<|im_start|>assistant\n", "<think>", "</think>"),
-        hooks.copy_thinking(drop_content_beside_calls=False),
-    ),
-    params=params,
-)

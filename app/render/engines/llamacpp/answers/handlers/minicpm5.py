@@ -11,26 +11,17 @@ where a string parameter is raw text (or a CDATA section) and any other is JSON.
 
 from __future__ import annotations
 
-from app.render.engines.llamacpp import hooks
 from app.render.engines.llamacpp.answers.chat_peg import ChatBuilder, build_chat_peg_parser
 from app.render.engines.llamacpp.answers.handlers.common import (
     foreach_function,
     function_name,
     tagged_args,
 )
-from app.render.engines.llamacpp.answers.handlers.family import Family
 from app.render.engines.llamacpp.answers.peg_builder import P
 from app.render.engines.llamacpp.answers.types import PEG_NATIVE, ChatParams, ParseInputs
-from app.render.engines.llamacpp.hooks import PromptHooks
 
 ASSISTANT = "<|im_start|>assistant\n"
 PARAM_END = "</param>"
-
-
-def matches(source: str) -> bool:
-    """The template's tool guidelines and its <function name=" / <param name=" markup."""
-    markup = '<function name="' in source and '<param name="' in source
-    return "Tool usage guidelines:" in source and markup
 
 
 def params(source: str, inputs: ParseInputs) -> ChatParams:
@@ -86,12 +77,3 @@ def _grammar(p: ChatBuilder, inputs: ParseInputs) -> P:
     most = -1 if inputs.parallel_tool_calls else 1
     calls = p.trigger_rule("tool-call", p.repeat(tool_choice + p.space(), 1, most))
     return generation_prompt + reasoning + p.content(p.until("<function")) + calls + p.end()
-
-
-FAMILY = Family(
-    key="minicpm5",
-    name="MiniCPM5",
-    matches=matches,
-    prompt=PromptHooks(hooks.tags("<|im_start|>assistant\n", "<think>\n", "\n</think>\n\n")),
-    params=params,
-)

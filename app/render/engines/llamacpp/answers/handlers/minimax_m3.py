@@ -14,7 +14,6 @@ as `<item>` tags, strings as text, anything else as JSON.
 
 from __future__ import annotations
 
-from app.render.engines.llamacpp import hooks
 from app.render.engines.llamacpp.answers.chat_peg import ChatBuilder, build_chat_peg_parser
 from app.render.engines.llamacpp.answers.chat_peg_mappers import (
     TOOL_ARG_ARRAY,
@@ -26,21 +25,14 @@ from app.render.engines.llamacpp.answers.handlers.common import (
     function_name,
     function_parameters,
 )
-from app.render.engines.llamacpp.answers.handlers.family import Family
 from app.render.engines.llamacpp.answers.peg_builder import P
 from app.render.engines.llamacpp.answers.schema import Node, document
 from app.render.engines.llamacpp.answers.types import PEG_MINIMAX_M3, ChatParams, ParseInputs
-from app.render.engines.llamacpp.hooks import PromptHooks
 
 NS = "]<]minimax[>["
 THINK_START, THINK_END = "<mm:think>", "</mm:think>"
 FC_START, FC_END = NS + "<tool_call>", NS + "</tool_call>"
 INVOKE_END = NS + "</invoke>"
-
-
-def matches(source: str) -> bool:
-    """The namespace token with <tool_call> and <invoke name=."""
-    return NS in source and "<tool_call>" in source and "<invoke name=" in source
 
 
 def params(source: str, inputs: ParseInputs) -> ChatParams:
@@ -155,12 +147,3 @@ def _grammar(p: ChatBuilder, inputs: ParseInputs, gen_prompt: str) -> P:
     if inputs.tool_choice != "required":
         calls = p.optional(calls)
     return generation_prompt + reasoning + p.content(p.until(FC_START)) + calls + end
-
-
-FAMILY = Family(
-    key="minimax_m3",
-    name="MiniMax-M3",
-    matches=matches,
-    prompt=PromptHooks(hooks.generation_prompt_then("<mm:think>", "</mm:think>")),
-    params=params,
-)

@@ -17,20 +17,8 @@ from app.render.engines.llamacpp.answers.handlers.common import (
     function_name,
     function_parameters,
 )
-from app.render.engines.llamacpp.answers.handlers.family import Family
 from app.render.engines.llamacpp.answers.peg_builder import P
 from app.render.engines.llamacpp.answers.types import PEG_NATIVE, ChatParams, ParseInputs
-from app.render.engines.llamacpp.hooks import PromptHooks
-
-
-def matches(source: str) -> bool:
-    """Mistral-style markers without Mistral Small 3.2's `[CALL_ID]`."""
-    return (
-        "[SYSTEM_PROMPT]" in source
-        and "[TOOL_CALLS]" in source
-        and "[ARGS]" in source
-        and "[CALL_ID]" not in source
-    )
 
 
 def params(source: str, inputs: ParseInputs) -> ChatParams:
@@ -77,12 +65,3 @@ def params(source: str, inputs: ParseInputs) -> ChatParams:
 
     data.parser = build_chat_peg_parser(build)
     return data
-
-
-FAMILY = Family(
-    key="ministral_3",
-    name="Ministral 3",
-    matches=matches,
-    prompt=PromptHooks(hooks.tags("", "[THINK]", "[/THINK]"), hooks.ministral_blocks),
-    params=params,
-)

@@ -14,25 +14,17 @@ With a response format (`json_schema`), the answer is that JSON, fenced or bare.
 
 from __future__ import annotations
 
-from app.render.engines.llamacpp import hooks
 from app.render.engines.llamacpp.answers.chat_peg import ChatBuilder, build_chat_peg_parser
 from app.render.engines.llamacpp.answers.handlers.common import (
     foreach_function,
     function_name,
     tagged_args,
 )
-from app.render.engines.llamacpp.answers.handlers.family import Family
 from app.render.engines.llamacpp.answers.peg_builder import P
 from app.render.engines.llamacpp.answers.types import PEG_NATIVE, ChatParams, ParseInputs
-from app.render.engines.llamacpp.hooks import PromptHooks
 
 START = "<|start|>assistant"
 PARAM_END = "</atem:parameter>"
-
-
-def matches(source: str) -> bool:
-    """ATEM function calls with the <|eom|> terminator."""
-    return "<atem:function_calls>" in source and "<|eom|>" in source
 
 
 def params(source: str, inputs: ParseInputs) -> ChatParams:
@@ -116,18 +108,3 @@ def _grammar(p: ChatBuilder, inputs: ParseInputs) -> P:
         return p.zero_or_more(start + analysis) + start + calls
     trailing = p.optional(p.literal("<|eom|>") + start + calls)
     return p.zero_or_more(start + analysis) + start + (calls | (final + trailing))
-
-
-FAMILY = Family(
-    key="muse_glimmer",
-    name="Muse Glimmer",
-    matches=matches,
-    prompt=PromptHooks(
-        hooks.tags(
-            "<|start|>assistant",
-            " to=self<|message|>",
-            "<|eom|><|start|>assistant to=user<|message|>",
-        )
-    ),
-    params=params,
-)

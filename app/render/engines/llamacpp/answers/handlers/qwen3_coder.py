@@ -17,18 +17,15 @@ models drop the wrapper).
 
 from __future__ import annotations
 
-from app.render.engines.llamacpp import hooks
 from app.render.engines.llamacpp.answers.chat_peg import ChatBuilder, build_chat_peg_parser
 from app.render.engines.llamacpp.answers.handlers.common import (
     foreach_function,
     foreach_parameter,
     function_name,
 )
-from app.render.engines.llamacpp.answers.handlers.family import Family
 from app.render.engines.llamacpp.answers.peg_builder import P
 from app.render.engines.llamacpp.answers.schema import Node
 from app.render.engines.llamacpp.answers.types import PEG_NATIVE, ChatParams, ParseInputs
-from app.render.engines.llamacpp.hooks import PromptHooks
 
 #: The assistant turn's opening, which the parser reads before the completion.
 GEN_PREFIX = "<|im_start|>assistant\n"
@@ -45,13 +42,6 @@ UNION_JSON = (
     ("boolean", "json_bool"),
     ("null", "json_null"),
 )
-
-
-def matches(source: str) -> bool:
-    """`<tool_call>` wrapping `<function=...>` with `<parameter=...>` arguments, newlines
-    between the tags (a template that writes `<tool_call><function=` joined is not it)."""
-    markup = "<tool_call>" in source and "<function=" in source and "<parameter=" in source
-    return markup and JOINED_TAGS not in source
 
 
 def params(source: str, inputs: ParseInputs) -> ChatParams:
@@ -154,19 +144,3 @@ def _arg_value(p: ChatBuilder, schema: Node, rule_name: str, arg_close: P, arg_s
             json_value |= getattr(p, parser)()
     typed = p.atomic(p.tool_arg_json_value(json_value) + arg_close)
     return p.gbnf(typed | arg_string, "xml-arg-string")
-
-
-def _prompt(source: str) -> PromptHooks:
-    """A template that knows <think> thinks; one that does not only continues content."""
-    if "<think>" in source:
-        return PromptHooks(hooks.tags("<|im_start|>assistant\n", "<think>\n", "\n</think>\n\n"))
-    return PromptHooks(hooks.content_only("<|im_start|>assistant\n", always=False), thinking=False)
-
-
-FAMILY = Family(
-    key="qwen3_coder",
-    name="Qwen3-Coder",
-    matches=matches,
-    prompt=_prompt,
-    params=params,
-)
