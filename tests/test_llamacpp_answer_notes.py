@@ -23,8 +23,9 @@ from typing import Any
 import pytest
 
 from app.render.core import RenderRequest
-from app.render.engines.llamacpp.answers import derive, read_completion
-from app.render.engines.llamacpp.answers.apply import apply_for_completion
+from app.render.engines.llamacpp.answers import read_completion
+from app.render.engines.llamacpp.apply import derive
+from app.render.engines.llamacpp.apply.templates_apply import apply_for_completion
 from app.render.limits import DEFAULT_LIMITS
 from tests.support.llamacpp_recorded import CONSTRUCTS, load
 from tests.support.shared_data import require_shared

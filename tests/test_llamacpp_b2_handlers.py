@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from app.render.engines.llamacpp.answers import handlers
-from app.render.engines.llamacpp.answers.chat_peg_mapper import ChatParseError, peg_parse
-from app.render.engines.llamacpp.answers.peg import DepthError
-from app.render.engines.llamacpp.answers.types import ChatTemplate, ParseInputs
+from app.render.engines.llamacpp import families as handlers
+from app.render.engines.llamacpp.apply.types import ChatTemplate, ParseInputs
+from app.render.engines.llamacpp.chat_peg.chat_peg_mapper import ChatParseError, peg_parse
+from app.render.engines.llamacpp.peg.peg import DepthError
 from tests.support import REPO
 from tests.support.shared_data import TEMPLATES_DIR, require_shared
 from tests.support.timing import cpu_seconds

@@ -1,4 +1,4 @@
-"""llama.cpp's specialized handlers (`app.render.engines.llamacpp.answers.handlers`).
+"""llama.cpp's specialized handlers (`app.render.engines.llamacpp.families`).
 
 Checked here for the handlers of ministral_3, qwen3_coder, gpt_oss, gemma4,
 functionary_v3_2, kimi_k2 and lfm2 (the comparison with the real library's recorded
@@ -20,10 +20,10 @@ from typing import Any
 
 import pytest
 
-from app.render.engines.llamacpp.answers import handlers
-from app.render.engines.llamacpp.answers.chat_peg_mapper import ChatParseError, peg_parse
-from app.render.engines.llamacpp.answers.peg import DepthError
-from app.render.engines.llamacpp.answers.types import ChatTemplate, ParseInputs
+from app.render.engines.llamacpp import families as handlers
+from app.render.engines.llamacpp.apply.types import ChatTemplate, ParseInputs
+from app.render.engines.llamacpp.chat_peg.chat_peg_mapper import ChatParseError, peg_parse
+from app.render.engines.llamacpp.peg.peg import DepthError
 from app.render.engines.llamacpp.templates_init import patched_source
 from tests.support import REPO
 from tests.support.shared_data import TEMPLATES_DIR, require_shared, template_files

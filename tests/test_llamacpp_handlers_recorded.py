@@ -21,10 +21,10 @@ from typing import Any
 import pytest
 
 from app.render.core import RenderRequest
-from app.render.engines.llamacpp.answers import handlers
-from app.render.engines.llamacpp.answers.apply import apply_for_completion
-from app.render.engines.llamacpp.answers.chat_peg_mapper import ChatParseError, peg_parse
-from app.render.engines.llamacpp.answers.types import ParseInputs
+from app.render.engines.llamacpp import families as handlers
+from app.render.engines.llamacpp.apply.templates_apply import apply_for_completion
+from app.render.engines.llamacpp.apply.types import ParseInputs
+from app.render.engines.llamacpp.chat_peg.chat_peg_mapper import ChatParseError, peg_parse
 from app.render.engines.llamacpp.templates_init import patched_source
 from app.render.limits import DEFAULT_LIMITS
 from tests.support import REPO

@@ -1,6 +1,6 @@
 """What llama.cpp's template-specific handlers do to the prompt, as hooks.
 
-A family's `PromptHooks` (see `answers.handlers`) are made of these: `Adjust` rewrites
+A family's `PromptHooks` (see `families`) are made of these: `Adjust` rewrites
 the messages before rendering, `Patch` fixes the rendered prompt, and `Continuation`
 writes the continuation of a final assistant message (prefill). Every rewrite is
 reported with its sentence, as the rest of the engine does.

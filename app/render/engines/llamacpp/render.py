@@ -1,7 +1,7 @@
 """Render a conversation exactly as llama-server's `POST /apply-template` does.
 
 The render is the prompt of llama.cpp's `common_chat_templates_apply`, ported once in
-`answers.apply` (the steps, in llama.cpp's order, are listed there): the same result
+`apply.templates_apply` (the steps, in llama.cpp's order, are listed there): the same result
 the answer parser reads its parser from. A request llama-server refuses is an
 `InvalidRequest`; every rewrite that changes the prompt is reported as a sentence in
 `rewrites`.
@@ -17,7 +17,7 @@ from app.render.command_line import CommandContext, CommandLine
 from app.render.core import Engine, Render, Rendered, RenderRequest
 from app.render.engines.llamacpp import answers as llamacpp_answers
 from app.render.engines.llamacpp import commands as llamacpp_commands
-from app.render.engines.llamacpp.answers.apply import apply
+from app.render.engines.llamacpp.apply.templates_apply import apply
 from app.render.engines.llamacpp.builtins import equivalent_builtin
 from app.render.engines.llamacpp.messages import LlamaCppInputError
 from app.render.engines.llamacpp.templates_init import template_capabilities

@@ -4,7 +4,7 @@ llama-server (the engine's build b11434: common/chat.cpp and common/parsers/, se
 docs/engines/llama.cpp.md) derives, from the template itself, a chat format and a PEG
 parser for the model's answer when it applies the template
 (`common_chat_templates_apply_jinja`: a specialized handler for some families, the
-differential autoparser for every other template; `derive`), and reads the generated
+differential autoparser for every other template; `apply`), and reads the generated
 text with it (`common_chat_parse`: the generation prompt, then the completion). A
 completion the parser cannot read is an error (HTTP 500), not a message.
 
@@ -21,12 +21,12 @@ from app.problems import TemplateProblem
 from app.render.answer import AnswerRequest, ParsedAnswer, ParserOption, ToolCall
 from app.render.core import RenderRequest
 from app.render.engines.llamacpp.answers import reading_notes
-from app.render.engines.llamacpp.answers.apply import apply_for_completion
-from app.render.engines.llamacpp.answers.chat_peg_mapper import ChatParseError, peg_parse
-from app.render.engines.llamacpp.answers.derive import HandlerFailed, HandlerMissing
-from app.render.engines.llamacpp.answers.peg import DepthError
-from app.render.engines.llamacpp.answers.types import ChatParams, ParseInputs
+from app.render.engines.llamacpp.apply.derive import HandlerFailed, HandlerMissing
+from app.render.engines.llamacpp.apply.templates_apply import apply_for_completion
+from app.render.engines.llamacpp.apply.types import ChatParams, ParseInputs
+from app.render.engines.llamacpp.chat_peg.chat_peg_mapper import ChatParseError, peg_parse
 from app.render.engines.llamacpp.messages import LlamaCppInputError
+from app.render.engines.llamacpp.peg.peg import DepthError
 from app.render.limits import RenderLimits
 
 #: The reasoning formats the page offers (deepseek-legacy differs only when streaming).
