@@ -14,12 +14,11 @@ names ("auto", "none", "deepseek"; "auto", "required", "none"; ...), not as enum
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from app.render.engines.llamacpp.context import RenderContext, render_messages
+from app.render.engines.llamacpp.context import RenderContext, generation_prompt, render_messages
 from app.render.limits import DEFAULT_LIMITS, RenderLimits
 
 #: common_chat_format_name, by format: what `ParsedAnswer.parser` reports.
@@ -89,18 +88,8 @@ class ChatTemplate:
     ) -> str:
         """common_chat_template_generation_prompt_impl: what add_generation_prompt adds
         (the render with it, past its common prefix with the render without it)."""
-        plain = dataclasses.replace(
-            inputs, add_generation_prompt=False, continue_final_message="none"
-        )
-        without = self.apply(plain, messages, tools, extra)
-        with_prompt = self.apply(
-            dataclasses.replace(plain, add_generation_prompt=True), messages, tools, extra
-        )
-        common = 0
-        limit = min(len(without), len(with_prompt))
-        while common < limit and without[common] == with_prompt[common]:
-            common += 1
-        return with_prompt[common:]
+        chosen = messages if messages is not None else inputs.messages
+        return generation_prompt(self.context(inputs, tools, extra), chosen)
 
 
 @dataclass(frozen=True)
