@@ -92,7 +92,7 @@ _HARMONY = PromptHooks(
         "<|channel|>analysis<|message|>",
         "<|end|><|start|>assistant<|channel|>final<|message|>",
     ),
-    hooks.copy_thinking(drop_content_beside_calls=True),
+    gpt_oss.ADJUST,
     patch=hooks.gpt_oss_patch,
 )
 _THINK_TAGS = ("<think>", "</think>")
@@ -177,7 +177,7 @@ FAMILIES: tuple[Family, ...] = (
         _lfm2,
         PromptHooks(
             hooks.tags(lfm2.GEN_PROMPT, *_THINK_TAGS),
-            hooks.copy_thinking(drop_content_beside_calls=False),
+            lfm2.ADJUST,
         ),
         lfm2.params,
     ),

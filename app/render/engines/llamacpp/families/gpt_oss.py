@@ -21,11 +21,14 @@ from app.render.engines.llamacpp.families.common import (
 )
 from app.render.engines.llamacpp.peg.peg_builder import P
 
+#: The template reads reasoning from `thinking`, and wants no content beside calls (the
+#: prompt's adjustment too: `families.FAMILIES`).
+ADJUST = hooks.copy_thinking(drop_content_beside_calls=True)
+
 
 def params(source: str, inputs: ParseInputs) -> ChatParams:
     """The format, the generation prompt and the PEG parser for this request."""
-    # The template reads reasoning from `thinking`, and wants no content beside calls.
-    adjusted = hooks.copy_thinking(drop_content_beside_calls=True)(copied(inputs.messages), [])
+    adjusted = ADJUST(copied(inputs.messages), [])
     data = ChatParams(
         format=PEG_NATIVE,
         supports_thinking=True,

@@ -25,10 +25,14 @@ THINK_START, THINK_END = "<think>", "</think>"
 GEN_PROMPT = "<|im_start|>assistant\n"
 
 
+#: The template reads reasoning from `thinking` (the prompt's adjustment too:
+#: `families.FAMILIES`).
+ADJUST = hooks.copy_thinking(drop_content_beside_calls=False)
+
+
 def params(source: str, inputs: ParseInputs) -> ChatParams:
     """The format, the generation prompt and the PEG parser for this request."""
-    # The template reads reasoning from `thinking`.
-    adjusted = hooks.copy_thinking(drop_content_beside_calls=False)(copied(inputs.messages), [])
+    adjusted = ADJUST(copied(inputs.messages), [])
     list_tokens = TOOL_LIST_START in source and TOOL_LIST_END in source
     data = ChatParams(
         format=PEG_NATIVE,
