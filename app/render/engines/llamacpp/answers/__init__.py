@@ -21,7 +21,11 @@ from app.problems import TemplateProblem
 from app.render.answer import AnswerRequest, ParsedAnswer, ParserOption, ToolCall
 from app.render.core import RenderRequest
 from app.render.engines.llamacpp.answers import reading_notes
-from app.render.engines.llamacpp.apply.derive import HandlerFailed, HandlerMissing
+from app.render.engines.llamacpp.apply.derive import (
+    AUTOPARSER_FAILED,
+    HandlerFailed,
+    HandlerMissing,
+)
 from app.render.engines.llamacpp.apply.templates_apply import apply_for_completion
 from app.render.engines.llamacpp.apply.types import ChatParams, ParseInputs
 from app.render.engines.llamacpp.chat_peg.chat_peg_mapper import ChatParseError, peg_parse
@@ -106,10 +110,7 @@ def read_completion(
             raise  # the playground's own limit, not llama.cpp's answer
         return ParsedAnswer(
             parser="",
-            error=(
-                "Unable to generate parser for this template. Automatic parser generation "
-                f"failed: {error}"
-            ),
+            error=f"{AUTOPARSER_FAILED}{error}",
         )
     return _parse(completion, params, derived_by, [], applied.inputs)
 

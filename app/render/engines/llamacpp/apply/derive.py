@@ -16,6 +16,11 @@ from app.render.engines.llamacpp.families import family_of
 from app.render.engines.llamacpp.templates_init import patched_source, template_capabilities
 from app.render.limits import RenderLimits
 
+#: How llama.cpp words any failure of the autoparser (the error's text follows).
+AUTOPARSER_FAILED = (
+    "Unable to generate parser for this template. Automatic parser generation failed: "
+)
+
 
 class HandlerMissing(Exception):
     """llama.cpp has a specialized handler for the template that is not reproduced here."""

@@ -24,14 +24,21 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
+from app.problems import TemplateProblem
 from app.render.core import RenderRequest
 from app.render.engines.llamacpp.apply.autoparser_cache import supports_thinking
-from app.render.engines.llamacpp.apply.derive import chat_template, derive_params
+from app.render.engines.llamacpp.apply.derive import (
+    AUTOPARSER_FAILED,
+    HandlerFailed,
+    chat_template,
+    derive_params,
+)
 from app.render.engines.llamacpp.apply.prompt import build_prompt
 from app.render.engines.llamacpp.apply.types import ChatParams, ChatTemplate, ParseInputs
 from app.render.engines.llamacpp.context import template_variables
 from app.render.engines.llamacpp.families import family_of
-from app.render.engines.llamacpp.hooks import PromptHooks
+from app.render.engines.llamacpp.families.family import Family
+from app.render.engines.llamacpp.hooks import Continued
 from app.render.engines.llamacpp.messages import (
     ChatMessage,
     LlamaCppInputError,
@@ -54,8 +61,8 @@ class Applied:
     template: ChatTemplate
     #: autoparser::generation_params: what a handler or the autoparser reads.
     inputs: ParseInputs
-    #: What the template's family does to the prompt (None: the autoparser's template).
-    handler: PromptHooks | None
+    #: The template's family (None: the autoparser reads it).
+    family: Family | None
     #: common_chat_templates_support_enable_thinking: enable_thinking's default.
     thinking: bool
     #: The final assistant message being continued, as parsed (None: none is).
@@ -67,7 +74,10 @@ class Applied:
     def rendered(self) -> tuple[str, tuple[str, ...]]:
         """The prompt and every rewrite that shaped it (rendered on first use)."""
         rewrites = list(self.rewrites_before)
-        prompt = build_prompt(self.template, self.inputs, self.handler, self.continued, rewrites)
+        hooks = self.family.hooks(self.template.source) if self.family else None
+        prompt = build_prompt(
+            self.template, self.inputs, hooks, self.continued, self._prefill, rewrites
+        )
         return prompt, tuple(dict.fromkeys(rewrites))
 
     @property
@@ -82,9 +92,31 @@ class Applied:
 
     @cached_property
     def params(self) -> tuple[ChatParams, str]:
-        """The format, parser and generation prompt, and who derived them (a handler's
+        """The format, parser and generation prompt, and who derived them (a family's
         key or "autoparser"); raises `derive`'s HandlerMissing / HandlerFailed."""
         return derive_params(self.inputs)
+
+    def _prefill(self) -> str:
+        """The continued message's prefill: the params' generation prompt, or, for a
+        family whose params are not reproduced, what its prompt hooks write. A failure
+        to derive the params is the request's, as llama-server refuses it."""
+        family = self.family
+        if family is not None and family.params is None:
+            continuation = family.hooks(self.template.source).continuation
+            content = self.inputs.continue_final_message == "content"
+            if continuation is None or self.continued is None:
+                return ""
+            return continuation(Continued(self.continued, content))
+        try:
+            return self.params[0].generation_prompt
+        except HandlerFailed as failed:
+            if isinstance(failed.error, TemplateProblem):
+                raise failed.error from None  # the template's own error, as it is
+            raise LlamaCppInputError(str(failed)) from failed
+        except (TemplateProblem, LlamaCppInputError):
+            raise
+        except Exception as error:
+            raise LlamaCppInputError(f"{AUTOPARSER_FAILED}{error}") from error
 
 
 def apply(
@@ -127,8 +159,7 @@ def apply(
     if overrides:
         inputs = dataclasses.replace(inputs, **overrides)
     family = family_of(template.source)
-    hooks = family.hooks(template.source) if family is not None else None
-    return Applied(template, inputs, hooks, thinking, continued, tuple(rewrites))
+    return Applied(template, inputs, family, thinking, continued, tuple(rewrites))
 
 
 def _messages(

@@ -67,22 +67,18 @@ def _deepseek(source: str) -> bool:
 def _deepseek_prompt(source: str) -> PromptHooks:
     """V4 templates (no `function_calls` block) get their messages reordered."""
     is_v4 = "function_calls" not in source
-    adjust = hooks.deepseek_v4_order if is_v4 else None
-    return PromptHooks(hooks.deepseek_continuation(is_v4), adjust)
+    return PromptHooks(adjust=hooks.deepseek_v4_order if is_v4 else None)
 
 
 def _gemma4_prompt(source: str) -> PromptHooks:
     """Older Gemma 4 templates want tool results inside the assistant turn."""
     prepare = functools.partial(hooks.gemma4_prepare, source)
-    return PromptHooks(hooks.gemma4_continuation, prepare, patch=hooks.gemma4_patch)
+    return PromptHooks(adjust=prepare, patch=hooks.gemma4_patch)
 
 
 def _qwen3_coder_prompt(source: str) -> PromptHooks:
-    """A template that knows <think> thinks; one that does not only continues content."""
-    if "<think>" in source:
-        return PromptHooks(hooks.tags(qwen3_coder.GEN_PREFIX, "<think>\n", "\n</think>\n\n"))
-    content = hooks.content_only(qwen3_coder.GEN_PREFIX, always=False)
-    return PromptHooks(content, thinking=False)
+    """A template that knows <think> thinks."""
+    return PromptHooks(thinking="<think>" in source)
 
 
 #: Harmony's prompt (LLM-jp 4.1 speaks it too, and its handler shapes the prompt alike).
@@ -95,7 +91,6 @@ _HARMONY = PromptHooks(
     gpt_oss.ADJUST,
     patch=hooks.gpt_oss_patch,
 )
-_THINK_TAGS = ("<think>", "</think>")
 
 #: The families, in common_chat_try_specialized_template's order.
 FAMILIES: tuple[Family, ...] = (
@@ -104,7 +99,7 @@ FAMILIES: tuple[Family, ...] = (
         "Ministral 3",
         # Mistral-style markers without Mistral Small 3.2's `[CALL_ID]`.
         _has("[SYSTEM_PROMPT]", "[TOOL_CALLS]", "[ARGS]", without="[CALL_ID]"),
-        PromptHooks(hooks.tags("", "[THINK]", "[/THINK]"), hooks.ministral_blocks),
+        PromptHooks(adjust=hooks.ministral_blocks),
         ministral_3.params,
     ),
     # The template declares its chat format in a comment.
@@ -114,71 +109,49 @@ FAMILIES: tuple[Family, ...] = (
         "muse_glimmer",
         "Muse Glimmer",
         _has("<atem:function_calls>", "<|eom|>"),
-        PromptHooks(
-            hooks.tags(
-                "<|start|>assistant",
-                " to=self<|message|>",
-                "<|eom|><|start|>assistant to=user<|message|>",
-            )
-        ),
+        PromptHooks(),
         muse_glimmer.params,
     ),
     Family(
         "functionary_v3_2",
         "Functionary v3.2",
         _has(">>>all", ">>>${recipient}"),
-        PromptHooks(
-            hooks.content_only("<|start_header_id|>assistant<|end_header_id|>\n\n>>>all\n"),
-            thinking=False,
-        ),
+        PromptHooks(thinking=False),
         functionary_v3_2.params,
     ),
     Family(
         "kimi_k2",
         "Kimi K2",
         _has(kimi_k2.SECTION_BEGIN, kimi_k2.CALL_BEGIN),
-        PromptHooks(hooks.tags(kimi_k2.GEN_PROMPT, *_THINK_TAGS)),
+        PromptHooks(),
         kimi_k2.params,
     ),
     Family(
         "kimi_k3",
         "Kimi K3",
         _has("<|open|>", "<|close|>", kimi_k3.EOM),
-        PromptHooks(
-            hooks.tags(
-                kimi_k3.MSG_START,
-                "<|open|>think<|sep|>",
-                "<|close|>think<|sep|><|open|>response<|sep|>",
-            )
-        ),
+        PromptHooks(),
         kimi_k3.params,
     ),
     Family(
         "ling3",
         "Ling 3.0",
         _has("<role>ASSISTANT</role>", "<arg_key>"),
-        PromptHooks(hooks.tags("<role>ASSISTANT</role>\n", *_THINK_TAGS)),
+        PromptHooks(hooks.tags("<role>ASSISTANT</role>\n", "<think>", "</think>")),
     ),
     Family(
         "cohere2moe",
         "Cohere2 MoE",
         # <|START_TEXT|> (unique to this template) with <|START_ACTION|>.
         _has(cohere2moe.TEXT_START, cohere2moe.ACTION_START),
-        PromptHooks(
-            hooks.tags(
-                cohere2moe.GEN_PREFIX, "<|START_THINKING|>", "<|END_THINKING|><|START_TEXT|>"
-            )
-        ),
+        PromptHooks(),
         cohere2moe.params,
     ),
     Family(
         "lfm2",
         "LFM2",
         _lfm2,
-        PromptHooks(
-            hooks.tags(lfm2.GEN_PROMPT, *_THINK_TAGS),
-            lfm2.ADJUST,
-        ),
+        PromptHooks(adjust=lfm2.ADJUST),
         lfm2.params,
     ),
     Family(
@@ -186,14 +159,14 @@ FAMILIES: tuple[Family, ...] = (
         "GigaChat v3",
         # The role and message separators, without the older `<|function_call|>` token.
         _has(gigachat_v3.ROLE_SEP, gigachat_v3.MESSAGE_SEP, without="<|function_call|>"),
-        PromptHooks(hooks.content_only(gigachat_v3.ASSISTANT), thinking=False),
+        PromptHooks(thinking=False),
         gigachat_v3.params,
     ),
     Family(
         "minimax_m3",
         "MiniMax-M3",
         _has(minimax_m3.NS, "<tool_call>", "<invoke name="),
-        PromptHooks(hooks.generation_prompt_then("<mm:think>", "</mm:think>")),
+        PromptHooks(),
         minimax_m3.params,
     ),
     Family("deepseek_v3_2", "DeepSeek V3.2/V4", _deepseek, _deepseek_prompt, deepseek_v3_2.params),
@@ -204,7 +177,7 @@ FAMILIES: tuple[Family, ...] = (
         "MiniCPM5",
         # The template's tool guidelines and its <function name=" / <param name=" markup.
         _has("Tool usage guidelines:", '<function name="', '<param name="'),
-        PromptHooks(hooks.tags("<|im_start|>assistant\n", "<think>\n", "\n</think>\n\n")),
+        PromptHooks(),
         minicpm5.params,
     ),
     Family(
