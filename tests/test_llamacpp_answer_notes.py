@@ -23,7 +23,9 @@ from typing import Any
 import pytest
 
 from app.render.core import RenderRequest
-from app.render.engines.llamacpp.answers import derive, read_completion
+from app.render.engines.llamacpp.answers import read_completion
+from app.render.engines.llamacpp.apply import derive
+from app.render.engines.llamacpp.apply.templates_apply import apply_for_completion
 from app.render.limits import DEFAULT_LIMITS
 from oracles.llamacpp import CONSTRUCTS, load
 from tests.support.shared_data import require_shared
@@ -76,8 +78,7 @@ def test_stepfun_prefill_is_continued_untrimmed() -> None:
         {"role": "assistant", "content": "Hello, "},
     ]
     request = _request("StepFun3.5-Flash.jinja", messages, continue_final_message=True)
-    template = derive.chat_template(request, DEFAULT_LIMITS)
-    inputs = derive.parse_inputs(request, template, "auto")
+    inputs = apply_for_completion(request, DEFAULT_LIMITS).inputs
     assert inputs.continue_msg is not None and inputs.continue_msg["content"] == "Hello, "
     params, handler = derive.derive_params(inputs)
     assert handler == "qwen3_coder"

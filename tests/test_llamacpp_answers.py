@@ -24,8 +24,9 @@ import pytest
 
 from app.render.answer import AnswerRequest
 from app.render.core import RenderRequest
-from app.render.engines.llamacpp.answers import LlamaCppReader, diffing, read_completion
-from app.render.engines.llamacpp.answers.derive import analysis_for, chat_template
+from app.render.engines.llamacpp.answers import LlamaCppReader, read_completion
+from app.render.engines.llamacpp.apply.derive import analysis_for, chat_template
+from app.render.engines.llamacpp.autoparser import diffing
 from app.render.limits import DEFAULT_LIMITS
 from tests.support import REPO
 from tests.support.reading import read_by

@@ -1,4 +1,4 @@
-"""llama.cpp's specialized handlers (`app.render.engines.llamacpp.answers.handlers`).
+"""llama.cpp's specialized handlers (`app.render.engines.llamacpp.families`).
 
 Checked here for the handlers of ministral_3, qwen3_coder, gpt_oss, gemma4,
 functionary_v3_2, kimi_k2 and lfm2 (the comparison with the real library's recorded
@@ -20,11 +20,11 @@ from typing import Any
 
 import pytest
 
-from app.render.engines.llamacpp.answers import handlers
-from app.render.engines.llamacpp.answers.chat_peg_mapper import ChatParseError, peg_parse
-from app.render.engines.llamacpp.answers.peg import DepthError
-from app.render.engines.llamacpp.answers.types import ChatTemplate, ParseInputs
-from app.render.engines.llamacpp.render import patched_source
+from app.render.engines.llamacpp import families as handlers
+from app.render.engines.llamacpp.apply.types import ChatTemplate, ParseInputs
+from app.render.engines.llamacpp.chat_peg.chat_peg_mapper import ChatParseError, peg_parse
+from app.render.engines.llamacpp.peg.peg import DepthError
+from app.render.engines.llamacpp.templates_init import patched_source
 from tests.support import REPO
 from tests.support.shared_data import TEMPLATES_DIR, require_shared, template_files
 from tests.support.timing import cpu_seconds
@@ -50,7 +50,7 @@ EXPECTED_HANDLER = {
 
 #: This module's handlers (the others are tested beside their author's modules).
 OURS = ("ministral_3", "qwen3_coder", "gpt_oss", "gemma4", "functionary_v3_2", "kimi_k2", "lfm2")
-LOADED = {handler.NAME: handler for handler in handlers.HANDLERS}
+LOADED = {family.key: family for family in handlers.FAMILIES}
 
 TEMPLATES = [path.name for path in template_files()]
 
@@ -65,7 +65,7 @@ def test_every_template_has_a_recorded_handler() -> None:
 
 
 def test_handlers_are_in_llamas_order() -> None:
-    names = [handler.NAME for handler in handlers.HANDLERS]
+    names = [family.key for family in handlers.FAMILIES]
     assert names == [name for name in handlers.ORDER if name in names]
     assert set(OURS) <= set(names)
 
@@ -78,7 +78,7 @@ def test_detection_matches_llamacpp(name: str) -> None:
     if expected is not None and expected not in LOADED:
         pytest.skip(f"handler {expected} not written yet")
     chosen = handlers.select(source_of(name))
-    assert (chosen.NAME if chosen else None) == expected
+    assert (chosen.key if chosen else None) == expected
 
 
 @pytest.mark.parametrize("handler", OURS)

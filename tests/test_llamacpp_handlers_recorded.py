@@ -9,7 +9,7 @@ the error) of
 - the page's menu of completions for every template and option set, as the real library
   read them for llama-server (`oracles/llamacpp/answers.json`).
 
-Requests are shaped as the app shapes them (`derive.parse_inputs`).
+Requests are shaped as the app shapes them (`apply.apply_for_completion`).
 """
 
 from __future__ import annotations
@@ -21,10 +21,11 @@ from typing import Any
 import pytest
 
 from app.render.core import RenderRequest
-from app.render.engines.llamacpp.answers import derive, handlers
-from app.render.engines.llamacpp.answers.chat_peg_mapper import ChatParseError, peg_parse
-from app.render.engines.llamacpp.answers.types import ParseInputs
-from app.render.engines.llamacpp.render import patched_source
+from app.render.engines.llamacpp import families as handlers
+from app.render.engines.llamacpp.apply.templates_apply import apply_for_completion
+from app.render.engines.llamacpp.apply.types import ParseInputs
+from app.render.engines.llamacpp.chat_peg.chat_peg_mapper import ChatParseError, peg_parse
+from app.render.engines.llamacpp.templates_init import patched_source
 from app.render.limits import DEFAULT_LIMITS
 from tests.support import REPO
 from tests.support.shared_data import TEMPLATES_DIR, require_shared
@@ -33,14 +34,14 @@ require_shared()
 
 #: The handlers tested here (the others are tested beside their author's modules).
 OURS = ("ministral_3", "qwen3_coder", "gpt_oss", "gemma4", "functionary_v3_2", "kimi_k2", "lfm2")
-LOADED = {handler.NAME: handler for handler in handlers.HANDLERS}
+LOADED = {family.key: family for family in handlers.FAMILIES}
 
 
 def _handler_of(template: str) -> str | None:
     """The handler our detection picks for a shared template (None: the autoparser)."""
     source = patched_source((TEMPLATES_DIR / template).read_text(encoding="utf-8"))
     chosen = handlers.select(source)
-    return chosen.NAME if chosen else None
+    return chosen.key if chosen else None
 
 
 # --- Upstream's cases, as the real library parses them --------------------------------
@@ -65,7 +66,7 @@ OUR_RECORDED = [
 
 
 def _recorded_inputs(case: dict[str, Any]) -> ParseInputs:
-    """The case's request shaped as llama-server shapes it (`derive.parse_inputs`), with
+    """The case's request shaped as llama-server shapes it (`apply.apply_for_completion`), with
     the fields test-chat.cpp sets directly."""
     request = RenderRequest(
         template=(TEMPLATES_DIR / case["template"]).read_text(encoding="utf-8"),
@@ -81,8 +82,7 @@ def _recorded_inputs(case: dict[str, Any]) -> ParseInputs:
     }
     if case["json_schema"]:
         overrides["json_schema"] = json.loads(case["json_schema"])
-    template = derive.chat_template(request, DEFAULT_LIMITS)
-    return derive.parse_inputs(request, template, case["reasoning_format"], overrides)
+    return apply_for_completion(request, DEFAULT_LIMITS, case["reasoning_format"], overrides).inputs
 
 
 @pytest.mark.parametrize(
@@ -144,8 +144,7 @@ def _answer_inputs(request: dict[str, Any]) -> ParseInputs:
     overrides = {}
     if asked["parallel_tool_calls"] is not None:
         overrides["parallel_tool_calls"] = asked["parallel_tool_calls"]
-    template = derive.chat_template(render, DEFAULT_LIMITS)
-    return derive.parse_inputs(render, template, asked["reasoning_format"], overrides)
+    return apply_for_completion(render, DEFAULT_LIMITS, asked["reasoning_format"], overrides).inputs
 
 
 @pytest.mark.parametrize("request_", OUR_REQUESTS, ids=[r["id"] for r in OUR_REQUESTS])

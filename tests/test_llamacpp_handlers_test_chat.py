@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from app.render.engines.llamacpp.answers import handlers
-from app.render.engines.llamacpp.answers.chat_peg_mapper import ChatParseError, peg_parse
-from app.render.engines.llamacpp.answers.peg import DepthError
-from app.render.engines.llamacpp.answers.types import ChatTemplate, ParseInputs
+from app.render.engines.llamacpp import families as handlers
+from app.render.engines.llamacpp.apply.types import ChatTemplate, ParseInputs
+from app.render.engines.llamacpp.chat_peg.chat_peg_mapper import ChatParseError, peg_parse
+from app.render.engines.llamacpp.peg.peg import DepthError
 from oracles.llamacpp import TEST_CHAT_HANDLERS, load
 from tests.support.shared_data import TEMPLATES_DIR, require_shared
 from tests.support.timing import cpu_seconds
@@ -87,7 +87,7 @@ def test_handler_case(case: dict[str, Any]) -> None:
 def test_detection(template: str, name: str | None) -> None:
     """Each template goes to the handler common_chat_try_specialized_template picks."""
     handler = handlers.select((TEMPLATES_DIR / template).read_text())
-    assert (handler.NAME if handler else None) == name
+    assert (handler.key if handler else None) == name
 
 
 #: For each template, the opening of a call (or section) its parser looks for, repeated

@@ -16,9 +16,8 @@ from typing import Any
 
 import pytest
 
-from app.render.engines.llamacpp.answers import peg
-from app.render.engines.llamacpp.answers.chat_peg import ChatBuilder, build_chat_peg_parser
-from app.render.engines.llamacpp.answers.chat_peg_mapper import (
+from app.render.engines.llamacpp.chat_peg.chat_peg import ChatBuilder, build_chat_peg_parser
+from app.render.engines.llamacpp.chat_peg.chat_peg_mapper import (
     ChatMsg,
     ChatParseError,
     Mapper,
@@ -26,7 +25,8 @@ from app.render.engines.llamacpp.answers.chat_peg_mapper import (
     parse_and_extract,
     peg_parse,
 )
-from app.render.engines.llamacpp.answers.peg_builder import Builder
+from app.render.engines.llamacpp.peg import peg
+from app.render.engines.llamacpp.peg.peg_builder import Builder
 from tests.support import REPO
 from tests.support.timing import cpu_seconds
 

@@ -15,7 +15,7 @@ import pytest
 
 from app.render.core import RenderRequest
 from app.render.engines.llamacpp.answers import read_completion
-from app.render.engines.llamacpp.answers.schema import SchemaError, document, tool_parameters
+from app.render.engines.llamacpp.peg.schema import SchemaError, document, tool_parameters
 from app.render.limits import DEFAULT_LIMITS
 from oracles.llamacpp import CONSTRUCTS, load
 from tests.support.shared_data import TEMPLATES_DIR, require_shared

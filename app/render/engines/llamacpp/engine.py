@@ -33,10 +33,8 @@ class LlamaCppEngine(Engine):
 
     def render(self, request: RenderRequest, limits: RenderLimits) -> Rendered:
         """Render as llama-server would; a request it refuses is an `InvalidRequest`."""
-        bos = request.special_tokens.get("bos_token", "")
-        eos = request.special_tokens.get("eos_token", "")
         try:
-            return render_prompt(request, bos, eos, limits)
+            return render_prompt(request, limits)
         except LlamaCppInputError as error:
             raise TemplateProblem("InvalidRequest", str(error)) from None
 

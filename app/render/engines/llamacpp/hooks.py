@@ -1,9 +1,10 @@
 """What llama.cpp's template-specific handlers do to the prompt, as hooks.
 
-Each `Handler` (see `handlers.py`) is made of these: `Adjust` rewrites the messages
-before rendering, `Patch` fixes the rendered prompt, and `Continuation` writes the
-continuation of a final assistant message (prefill). Every rewrite is reported with
-its sentence, as the rest of the engine does.
+A family's `PromptHooks` (see `families`) are made of these: `Adjust` rewrites
+the messages before rendering, `Patch` fixes the rendered prompt, and `Continuation`
+writes the continuation of a final assistant message (prefill) where the family's
+params, which write it as their generation prompt, are not reproduced. Every rewrite
+is reported with its sentence, as the rest of the engine does.
 """
 
 from __future__ import annotations
@@ -25,10 +26,6 @@ class Continued:
     message: ChatMessage
     #: Whether the content is continued too (else the reasoning is left open).
     content: bool
-    #: The prompt rendered without the message.
-    prompt: str
-    #: The template's generation prompt there (two renders: ask only when needed).
-    generation_prompt: Callable[[], str]
 
 
 #: Continued -> the text appended to the prompt.
@@ -37,6 +34,21 @@ Continuation = Callable[[Continued], str]
 Adjust = Callable[[list[dict[str, Any]], list[str]], list[dict[str, Any]]]
 #: (prompt, add_generation_prompt, rewrites) -> the prompt.
 Patch = Callable[[str, bool, list[str]], str]
+
+
+@dataclass(frozen=True)
+class PromptHooks:
+    """What one `common_chat_params_init_*` does to the prompt."""
+
+    #: The prefill of a continued final message, for a family whose params (which write
+    #: it otherwise, as the generation prompt) are not reproduced.
+    continuation: Continuation | None = None
+    #: Rewrites of the messages, each reported with its sentence.
+    adjust: Adjust | None = None
+    #: `supports_thinking`: llama-server's default for enable_thinking follows it.
+    thinking: bool = True
+    #: A fix of the rendered prompt, reported with its sentence.
+    patch: Patch | None = None
 
 
 def tags(opener: str, think_start: str, think_end: str) -> Continuation:
@@ -122,35 +134,6 @@ def deepseek_v4_order(messages: list[dict[str, Any]], rewrites: list[str]) -> li
     return adjusted
 
 
-def deepseek_continuation(is_v4: bool) -> Continuation:
-    def build(continued: Continued) -> str:
-        if is_v4 and not continued.message.reasoning_content:
-            text = continued.message.render_content() if continued.content else ""
-            return "<｜Assistant｜></think>" + text
-        return tags("<｜Assistant｜>", "<think>", "</think>")(continued)
-
-    return build
-
-
-def generation_prompt_then(think_start: str, think_end: str) -> Continuation:
-    """minimax-m3.cpp: the template's own generation prompt opens the turn."""
-
-    def build(continued: Continued) -> str:
-        return tags(continued.generation_prompt(), think_start, think_end)(continued)
-
-    return build
-
-
-def content_only(opener: str, always: bool = True) -> Continuation:
-    """Templates without reasoning: the opener, then the content (always, for some)."""
-
-    def build(continued: Continued) -> str:
-        message = continued.message
-        return opener + (message.render_content() if always or continued.content else "")
-
-    return build
-
-
 def gemma4_prepare(
     source: str, messages: list[dict[str, Any]], rewrites: list[str]
 ) -> list[dict[str, Any]]:
@@ -200,16 +183,6 @@ def _gemma4_response(
     if index < len(calls):
         name = calls[index].get("function", {}).get("name", "")
     return {"name": name or tool.get("tool_call_id", ""), "response": response}
-
-
-def gemma4_continuation(continued: Continued) -> str:
-    """gemma4.cpp: the model turn (opened here when the template left it closed), then
-    the thought channel and, for content, the answer."""
-    opener = "<|turn>model\n" if continued.prompt.endswith("<turn|>\n") else ""
-    text = opener + "<|channel>thought\n" + continued.message.reasoning_content
-    if continued.content:
-        text += "<channel|>" + continued.message.render_content()
-    return text
 
 
 def gemma4_patch(prompt: str, add_generation_prompt: bool, rewrites: list[str]) -> str:

@@ -1,7 +1,7 @@
 """What common_chat_templates_init does to a template before any use: its two source
 patches, and the capabilities llama.cpp detects for it (cached per process).
 
-Read by the render (`render`) and by the answer parser (`answers.derive`) alike.
+Read by the render (`render`) and by the answer parser (`apply.templates_apply`) alike.
 """
 
 from __future__ import annotations

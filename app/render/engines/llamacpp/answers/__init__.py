@@ -4,7 +4,7 @@ llama-server (the engine's build b11434: common/chat.cpp and common/parsers/, se
 docs/engines/llama.cpp.md) derives, from the template itself, a chat format and a PEG
 parser for the model's answer when it applies the template
 (`common_chat_templates_apply_jinja`: a specialized handler for some families, the
-differential autoparser for every other template; `derive`), and reads the generated
+differential autoparser for every other template; `apply`), and reads the generated
 text with it (`common_chat_parse`: the generation prompt, then the completion). A
 completion the parser cannot read is an error (HTTP 500), not a message.
 
@@ -21,17 +21,16 @@ from app.problems import TemplateProblem
 from app.render.answer import AnswerReader, ParsedAnswer, ParserOption, ReadContext, ToolCall
 from app.render.core import RenderRequest
 from app.render.engines.llamacpp.answers import reading_notes
-from app.render.engines.llamacpp.answers.chat_peg_mapper import ChatParseError, peg_parse
-from app.render.engines.llamacpp.answers.derive import (
+from app.render.engines.llamacpp.apply.derive import (
+    AUTOPARSER_FAILED,
     HandlerFailed,
     HandlerMissing,
-    chat_template,
-    derive_params,
-    parse_inputs,
 )
-from app.render.engines.llamacpp.answers.peg import DepthError
-from app.render.engines.llamacpp.answers.types import ChatParams, ParseInputs
+from app.render.engines.llamacpp.apply.templates_apply import apply_for_completion
+from app.render.engines.llamacpp.apply.types import ChatParams, ParseInputs
+from app.render.engines.llamacpp.chat_peg.chat_peg_mapper import ChatParseError, peg_parse
 from app.render.engines.llamacpp.messages import LlamaCppInputError
+from app.render.engines.llamacpp.peg.peg import DepthError
 from app.render.limits import RenderLimits
 
 #: The reasoning formats the page offers (deepseek-legacy differs only when streaming).
@@ -88,14 +87,13 @@ def read_completion(
     overrides: dict[str, Any] | None = None,
 ) -> ParsedAnswer:
     """common_chat_templates_apply_jinja then common_chat_parse for `completion`;
-    `overrides` are ParseInputs fields the request sets (see `derive.parse_inputs`)."""
-    template = chat_template(request, limits)
+    `overrides` are ParseInputs fields the request sets (see `apply.apply`)."""
     try:
-        inputs = parse_inputs(request, template, reasoning_format, overrides)
+        applied = apply_for_completion(request, limits, reasoning_format, overrides)
     except LlamaCppInputError as error:
         return ParsedAnswer(parser="", error=str(error))
     try:
-        params, derived_by = derive_params(inputs)
+        params, derived_by = applied.params
     except HandlerMissing as missing:
         return ParsedAnswer(
             parser="",
@@ -114,12 +112,9 @@ def read_completion(
             raise  # the playground's own limit, not llama.cpp's answer
         return ParsedAnswer(
             parser="",
-            error=(
-                "Unable to generate parser for this template. Automatic parser generation "
-                f"failed: {error}"
-            ),
+            error=f"{AUTOPARSER_FAILED}{error}",
         )
-    return _parse(completion, params, derived_by, [], inputs)
+    return _parse(completion, params, derived_by, [], applied.inputs)
 
 
 def _parse(

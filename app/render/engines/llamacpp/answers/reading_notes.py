@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import json
 
-from app.render.engines.llamacpp.answers.chat_msg import ChatToolCall
-from app.render.engines.llamacpp.answers.types import ChatParams
+from app.render.engines.llamacpp.apply.chat_msg import ChatToolCall
+from app.render.engines.llamacpp.apply.types import ChatParams
 
 #: How many characters of the completion a note quotes.
 QUOTED = 40
