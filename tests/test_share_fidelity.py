@@ -234,7 +234,11 @@ def test_every_field_survives_page_share_page_and_render(client, name):
 
     # It renders what /api/render renders for the stored state, with the source's flags.
     rendered = post_json(client, "/api/render", stored).json
-    assert page_prompt(page) == rendered["prompt"]
+    if "prompt" in rendered:
+        assert page_prompt(page) == rendered["prompt"]
+    else:  # refused (llama.cpp cannot build a parser to continue the dump): the same way
+        assert html.escape(rendered["error"]["message"], quote=False) in page
+        assert "prompt-raw" not in page
     if name == "transformers":  # llama-server passes no documents to templates
         assert "DOC:T1;" in rendered["prompt"]
 
