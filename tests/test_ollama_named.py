@@ -20,13 +20,9 @@ from app.render.engines.ollama.template.named import (
     named,
     unavailable,
 )
-from tests.support.shared_data import SHARED, TEMPLATES_DIR, require_shared
+from tests.support.shared_data import OLLAMA, TEMPLATES_DIR, require_ollama
 
-require_shared()
-
-OLLAMA = SHARED / "upstream" / "ollama"
-if not (OLLAMA / "index.json").is_file():
-    pytest.skip(f"needs Ollama's template data at {OLLAMA}", allow_module_level=True)
+require_ollama()
 
 
 def _cases() -> list[tuple[str, str]]:
