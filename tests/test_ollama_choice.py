@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -19,26 +18,19 @@ from app.render.engines.ollama.capabilities import (
 from app.render.engines.ollama.choice import DEFAULT_TEMPLATE, decide
 from app.render.engines.ollama.template.named import SETTING
 from app.render.engines.ollama.template.vars import template_vars
-from tests.support.shared_data import OLLAMA, TEMPLATES_DIR, require_ollama
+from tests.support.ollama_data import (
+    gotmpl,
+    index_jinja,
+    ollama_templates,  # noqa: F401 (the fixture)
+    upstream_jinja,
+)
+from tests.support.shared_data import require_ollama
 
 require_ollama()
+pytestmark = pytest.mark.usefixtures("ollama_templates")
 
-LLAMA_3_1 = (TEMPLATES_DIR / "meta-llama-Llama-3.1-8B-Instruct.jinja").read_text(encoding="utf-8")
-QWEN3 = (TEMPLATES_DIR / "Qwen-Qwen3-0.6B.jinja").read_text(encoding="utf-8")
-
-
-def _index_jinja(name: str) -> str:
-    entries = json.loads((OLLAMA / "index.json").read_text(encoding="utf-8"))
-    return next(entry["template"] for entry in entries if entry["name"] == name)
-
-
-@pytest.fixture(autouse=True)
-def _templates(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(SETTING, str(OLLAMA))
-
-
-def _gotmpl(name: str) -> str:
-    return (OLLAMA / f"{name}.gotmpl").read_text(encoding="utf-8").replace("\r\n", "\n")
+LLAMA_3_1 = upstream_jinja("meta-llama-Llama-3.1-8B-Instruct")
+QWEN3 = upstream_jinja("Qwen-Qwen3-0.6B")
 
 
 def test_a_renderer_wins_over_any_template() -> None:
@@ -55,14 +47,14 @@ def test_an_unknown_kind_is_refused() -> None:
 
 
 def test_a_go_template_is_rendered_by_ollama() -> None:
-    go = _gotmpl("llama3-instruct")
+    go = gotmpl("llama3-instruct")
     path = decide(go, "go")
     assert (path.path, path.name, path.go_template) == ("go-template", None, go)
     assert any("unless OLLAMA_GO_TEMPLATE is set" in reason for reason in path.reasons)
 
 
 def test_a_forced_go_template_says_so() -> None:
-    path = decide(_gotmpl("chatml"), "go", force_go_template=True)
+    path = decide(gotmpl("chatml"), "go", force_go_template=True)
     assert any("OLLAMA_GO_TEMPLATE=1 keeps it" in reason for reason in path.reasons)
 
 
@@ -75,7 +67,7 @@ def test_harmony_tags_name_the_harmony_parser() -> None:
     go = "{{ range .Messages }}<|start|>{{ .Role }}<|message|>{{ .Content }}<|end|>{{ end }}"
     path = decide(go, "go")
     assert path.path == "go-template" and any("Harmony" in reason for reason in path.reasons)
-    assert not any("Harmony" in reason for reason in decide(_gotmpl("chatml"), "go").reasons)
+    assert not any("Harmony" in reason for reason in decide(gotmpl("chatml"), "go").reasons)
 
 
 def test_llama_3_1_keeps_its_own_template_because_it_has_tools() -> None:
@@ -90,14 +82,14 @@ def test_llama_3_1_keeps_its_own_template_because_it_has_tools() -> None:
 def test_llama_3_1_with_the_go_template_forced_loses_its_tools() -> None:
     path = decide(LLAMA_3_1, "jinja", force_go_template=True)
     assert (path.path, path.name, path.distance) == ("go-template", "llama3-instruct", 0)
-    assert path.go_template == _gotmpl("llama3-instruct")
+    assert path.go_template == gotmpl("llama3-instruct")
     assert "supports tools; llama3-instruct supports no tools" in path.reasons[1]
 
 
 def test_a_chat_template_without_tools_gets_the_adopted_go_template() -> None:
-    path = decide(_index_jinja("chatml"), "jinja")
+    path = decide(index_jinja("chatml"), "jinja")
     assert (path.path, path.name, path.distance) == ("go-template", "chatml", 0)
-    assert path.go_template == _gotmpl("chatml")
+    assert path.go_template == gotmpl("chatml")
     assert "can do no more" in path.reasons[1]
 
 
@@ -136,7 +128,7 @@ def test_a_broken_templates_folder_is_a_reason(
 def test_chat_template_capabilities() -> None:
     assert chat_template_capabilities(LLAMA_3_1) == ("tools",)
     assert chat_template_capabilities(QWEN3) == ("tools", "thinking")
-    assert chat_template_capabilities(_index_jinja("chatml")) == ()
+    assert chat_template_capabilities(index_jinja("chatml")) == ()
     assert chat_template_round_trip(QWEN3)
     assert not chat_template_round_trip("{{ tools }}")
 
@@ -148,10 +140,10 @@ def test_thinking_by_split_is_not_thinking_with_reasoning_content() -> None:
 
 
 def test_go_template_capabilities_of_ollamas_index() -> None:
-    assert go_template_capabilities(_gotmpl("command-r")) == ("tools",)
-    assert go_template_round_trip(_gotmpl("command-r"))
-    assert go_template_capabilities(_gotmpl("llama3-instruct")) == ()
-    assert not go_template_round_trip(_gotmpl("llama3-instruct"))
+    assert go_template_capabilities(gotmpl("command-r")) == ("tools",)
+    assert go_template_round_trip(gotmpl("command-r"))
+    assert go_template_capabilities(gotmpl("llama3-instruct")) == ()
+    assert not go_template_round_trip(gotmpl("llama3-instruct"))
 
 
 def test_go_template_insert_and_thinking() -> None:

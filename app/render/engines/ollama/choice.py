@@ -21,6 +21,8 @@ Facts read in ollama/ollama at fb30760996871fa9460115c753afd2c60d4ab0f7 (2026-08
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
 
 from app.render.engines.ollama.capabilities import (
     chat_template_capabilities,
@@ -117,7 +119,7 @@ def _from_chat_template(jinja: str, forced: bool) -> OllamaPath:
     """A GGUF's chat template: what `ollama create` adopts, then which one Ollama uses."""
     if jinja == "":
         return OllamaPath(LLAMA_SERVER, None, None, None, (_NO_CHAT_TEMPLATE,))
-    match, why_not = _match(jinja)
+    match, why_not = adoption(jinja)
     if match is None:
         return OllamaPath(LLAMA_SERVER, None, None, None, (why_not, _llama_server_reason()))
     if match.adopted is not None:
@@ -125,15 +127,23 @@ def _from_chat_template(jinja: str, forced: bool) -> OllamaPath:
     return OllamaPath(LLAMA_SERVER, None, None, None, (_not_adopted(match), _llama_server_reason()))
 
 
-def _match(jinja: str) -> tuple[Match | None, str]:
-    """`template.Named`'s match, or why it cannot be had."""
+def adoption(jinja: str) -> tuple[Match | None, str]:
+    """`template.Named`'s match for a GGUF's chat template, or None and why it cannot be
+    had (the folder is not set, or not Ollama's)."""
     folder, reason = templates_folder(), unavailable()
     if folder is None or reason:
         return None, f"{reason} This assumes `ollama create` adopts no TEMPLATE."
     try:
-        return named(jinja, load_index(folder)), ""
+        return _named(jinja, str(folder)), ""
     except TemplatesFolderError as error:
         return None, f"{error}. This assumes `ollama create` adopts no TEMPLATE."
+
+
+@lru_cache(maxsize=4)
+def _named(jinja: str, folder: str) -> Match:
+    """The match, kept for the few templates a request asks about more than once (its
+    render, its command lines and its findings each decide)."""
+    return named(jinja, load_index(Path(folder)))
 
 
 def _not_adopted(match: Match) -> str:
