@@ -98,7 +98,8 @@ def test_a_template_far_from_the_index_goes_to_llama_server() -> None:
     assert (path.path, path.name, path.distance, path.go_template) == (
         "llama-server", None, None, None
     )  # fmt: skip
-    assert "it needs under 100" in path.reasons[0] and "llama-server" in path.reasons[1]
+    assert "within Levenshtein distance 100" in path.reasons[0]
+    assert "llama-server" in path.reasons[1]
 
 
 def test_no_chat_template_at_all_goes_to_llama_servers_default() -> None:

@@ -46,6 +46,10 @@ _EMPTY_TEMPLATE = (
     "An empty TEMPLATE sets none: the model keeps Ollama's default `{{ .Prompt }}`, which "
     "writes the messages' text with no turn markers."
 )
+_NOT_ADOPTED = (
+    "`ollama create` adopts no TEMPLATE: none of its templates is within Levenshtein "
+    "distance 100 of this chat template."
+)
 _NO_CHAT_TEMPLATE = (
     "The GGUF has no chat template: `ollama create` adopts no TEMPLATE, and Ollama sends the "
     "conversation to llama-server, which falls back to its own default."
@@ -120,37 +124,29 @@ def _from_chat_template(jinja: str, forced: bool) -> OllamaPath:
     if jinja == "":
         return OllamaPath(LLAMA_SERVER, None, None, None, (_NO_CHAT_TEMPLATE,))
     match, why_not = adoption(jinja)
-    if match is None:
-        return OllamaPath(LLAMA_SERVER, None, None, None, (why_not, _llama_server_reason()))
-    if match.adopted is not None:
+    if match is not None:
         return _adopted(jinja, match, forced)
-    return OllamaPath(LLAMA_SERVER, None, None, None, (_not_adopted(match), _llama_server_reason()))
+    return OllamaPath(LLAMA_SERVER, None, None, None, (why_not, _llama_server_reason()))
 
 
 def adoption(jinja: str) -> tuple[Match | None, str]:
-    """`template.Named`'s match for a GGUF's chat template, or None and why it cannot be
-    had (the folder is not set, or not Ollama's)."""
+    """The entry `template.Named` adopts for a GGUF's chat template, or None and why:
+    no entry is near enough, or the folder is not set, or not Ollama's."""
     folder, reason = templates_folder(), unavailable()
     if folder is None or reason:
         return None, f"{reason} This assumes `ollama create` adopts no TEMPLATE."
     try:
-        return _named(jinja, str(folder)), ""
+        match = _named(jinja, str(folder))
     except TemplatesFolderError as error:
         return None, f"{error}. This assumes `ollama create` adopts no TEMPLATE."
+    return match, "" if match else _NOT_ADOPTED
 
 
 @lru_cache(maxsize=4)
-def _named(jinja: str, folder: str) -> Match:
+def _named(jinja: str, folder: str) -> Match | None:
     """The match, kept for the few templates a request asks about more than once (its
     render, its command lines and its findings each decide)."""
     return named(jinja, load_index(Path(folder)))
-
-
-def _not_adopted(match: Match) -> str:
-    return (
-        f"`ollama create` adopts no TEMPLATE: the nearest of its templates, "
-        f"{match.nearest.name}, is at Levenshtein distance {match.distance} (it needs under 100)."
-    )
 
 
 def _llama_server_reason() -> str:
@@ -162,7 +158,7 @@ def _llama_server_reason() -> str:
 
 def _adopted(jinja: str, match: Match, forced: bool) -> OllamaPath:
     """An adopted index entry: its TEMPLATE, unless the chat template can do more."""
-    entry, distance = match.nearest, match.distance
+    entry, distance = match.entry, match.distance
     chat, go = chat_template_capabilities(jinja), go_template_capabilities(entry.go_template)
     reasons = [
         f"`ollama create` adopts its template {entry.name} as the TEMPLATE: it is at "

@@ -39,7 +39,7 @@ def facts(template: str, special_tokens: dict[str, str], render: Render) -> dict
     stop strings `ollama create` adopts for it (none when it adopts no entry)."""
     path = decide(template, "jinja")
     match, _ = adoption(template) if template else (None, "")
-    entry = match.adopted if match else None
+    entry = match.entry if match else None
     return {
         "ollama_path": path.path,
         "ollama_name": path.name,
@@ -116,7 +116,7 @@ def findings(template: str) -> list[dict[str, Any]]:
     """The analysis's diagnostics for `template`: Ollama dropping its tools, if it would."""
     path = decide(template, "jinja")
     match, _ = adoption(template) if template else (None, "")
-    finding = _drops_tools(template, path.path, match.adopted if match else None)
+    finding = _drops_tools(template, path.path, match.entry if match else None)
     return [finding] if finding else []
 
 
