@@ -179,3 +179,23 @@ def test_same_capabilities_need_tools_and_a_round_trip_only_on_the_chat_side() -
 def test_template_vars_reads_code_only() -> None:
     go = '{{/* .Tools */}}{{ "x.Tools" }}{{ range $.Messages }}{{ .Function.Name }}{{ end }}'
     assert template_vars(go) == {"$", "messages", "function", "name"}
+
+
+def test_tools_and_split_thinking_beat_a_go_template_with_thinking_only() -> None:
+    # The situation of Ollama's "prefers Qwen chat template with tools and inferred
+    # thinking" (server/images_test.go): two capabilities against one.
+    jinja = "{{ tools }}{% set answer = message.content.split('</think>')[-1] %}"
+    go = "{{ range .Messages }}{{ if .Thinking }}<t>{{ .Thinking }}</t>{{ end }}{{ end }}"
+    assert chat_template_capabilities(jinja) == ("tools", "thinking")
+    assert go_template_capabilities(go) == ("thinking",)
+    assert prefers_chat_template(jinja, go)
+
+
+def test_weaker_tool_support_keeps_a_round_tripping_go_template() -> None:
+    # Ollama's "keeps Go TEMPLATE when chat template has weaker tool support": the chat
+    # template has more capabilities but no tool round trip, the Go template has one.
+    jinja = "{{ tools }}<think></think>{% for m in messages %}{{ m.content }}{% endfor %}"
+    go = '{{ .Tools }}{{ range .Messages }}{{ if eq .Role "tool" }}r{{ end }}'
+    go += "{{ range .ToolCalls }}{{ .Function.Name }}{{ end }}{{ end }}"
+    assert len(chat_template_capabilities(jinja)) > len(go_template_capabilities(go))
+    assert not prefers_chat_template(jinja, go)
