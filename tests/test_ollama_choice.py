@@ -199,3 +199,9 @@ def test_weaker_tool_support_keeps_a_round_tripping_go_template() -> None:
     go += "{{ range .ToolCalls }}{{ .Function.Name }}{{ end }}{{ end }}"
     assert len(chat_template_capabilities(jinja)) > len(go_template_capabilities(go))
     assert not prefers_chat_template(jinja, go)
+
+
+def test_template_vars_lists_used_variables_not_declared_ones() -> None:
+    go = "{{ range $i, $m := .Messages }}{{ $last := eq $i 0 }}{{ $x := 0 }}{{ $x = 1 }}"
+    go += "{{ $m.Role }}{{ end }}"
+    assert template_vars(go) == {"messages", "$i", "$m", "role"}

@@ -4,10 +4,11 @@
 walks the parsed template and keeps every field's and variable's identifiers
 (`.Function.Name` gives "Function" and "Name", `$.Tools` gives "$" and "Tools"),
 lower-cased. This reads the same names from the source's `{{ ... }}` actions, without
-Go: comments and string literals are dropped first, so only code counts. A bare variable
-(`$i`) is left out: no capability is named by one. It is what the choice needs of
-Ollama's own index templates (which fields they use: tools, tool calls, suffix,
-messages, thinking); the Go worker's parse is the exact one for any template.
+Go: comments and string literals are dropped first, so only code counts, and a variable
+being declared (`$i, $m := ...`, `$x = ...`) is not a use. Checked against Go's own
+parse (text/template/parse, walked as `Vars` walks it) on Ollama's 20 index templates and
+the 97 library templates `@huggingface/ollama-utils` 0.0.18 carries: the same sets. The
+Go worker's parse remains the exact one for any template.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ _COMMENT = re.compile(r"^\s*/\*.*\*/\s*$", re.DOTALL)
 _LITERAL = re.compile(r'"(?:\\.|[^"\\])*"|`[^`]*`|\'(?:\\.|[^\'\\])*\'')
 #: A field chain (`.A.B`) or a variable with fields (`$x.A`, `$.A`).
 _NAMES = re.compile(r"(\$\w*)?((?:\.[A-Za-z_]\w*)+)")
+#: A variable on its own, unless it is being declared or assigned.
+_VARIABLE = re.compile(r"\$\w*(?![\w.])(?!\s*(?::=|=|,))")
 
 
 def template_vars(template: str) -> set[str]:
@@ -34,4 +37,5 @@ def template_vars(template: str) -> set[str]:
             if variable:
                 names.add(variable.lower())
             names.update(name.lower() for name in fields.split(".") if name)
+        names.update(variable.lower() for variable in _VARIABLE.findall(code))
     return names
