@@ -10,8 +10,11 @@ fb30760996871fa9460115c753afd2c60d4ab0f7 (2026-08-21):
   of the tool-result spellings in `_JINJA_TOOL_RESULTS`.
 - A Go template supports tools when its actions use `.Tools`, insert with `.Suffix`,
   thinking when a `.Thinking` inside a `range` over `.Messages` has text around it
-  (read here as: it uses both). A tool round trip: `.Tools` and `.ToolCalls`, and
-  `eq .Role "tool"`, "tool_response" or "TOOL_RESULTS" in its text.
+  (`thinking.InferTags`; read here as: it uses both, which gives InferTags' answer on
+  Ollama's 20 index templates and the 97 of `@huggingface/ollama-utils` 0.0.18, 3 of
+  them thinking, checked with Go's parser; the Go worker's parse is the exact one). A
+  tool round trip: `.Tools` and `.ToolCalls`, and `eq .Role "tool"`, "tool_response" or
+  "TOOL_RESULTS" in its text.
 - `shouldPreferChatTemplate`: the chat template wins when it has more capabilities (unless
   only the Go template has a round trip), or the same ones with tools on both sides and
   only the chat template has a round trip.
