@@ -92,6 +92,14 @@ SETTINGS = (
     ),
     Setting("LIBRARY_DIR", "", str, "Folder of the template library (empty: templates_lib/)."),
     Setting(
+        "OLLAMA_TEMPLATES",
+        "",
+        str,
+        "Folder laid out as Ollama's template/ (index.json, NAME.gotmpl, NAME.json), from"
+        " which the ollama engine shows the Go template `ollama create` adopts (empty: it"
+        " says why it cannot).",
+    ),
+    Setting(
         "DATABASE_URL",
         "",
         str,

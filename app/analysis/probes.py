@@ -13,7 +13,12 @@ from itertools import pairwise
 from typing import Any
 
 from app.analysis.bos_check import empty_bos
-from app.analysis.diagnostics import end_of_turn_marker, template_diagnostics, turn_delimiters
+from app.analysis.diagnostics import (
+    Diagnostic,
+    end_of_turn_marker,
+    template_diagnostics,
+    turn_delimiters,
+)
 from app.analysis.prefix import answered_requests, compare_requests, user_turn_requests
 from app.problems import TemplateProblem
 from app.render import client
@@ -22,6 +27,7 @@ from app.render.engines import (
     CONTENT_FORMAT_ENGINE,
     REFERENCE_ENGINE,
     STATING_ENGINE,
+    command_writers,
     get_engine,
 )
 from app.render.limits import RenderLimits, check_template_size
@@ -77,7 +83,11 @@ def probe_template(
         "content_format": get_engine(CONTENT_FORMAT_ENGINE).content_format(request.template),
         "diagnostics": [
             d.to_json()
-            for d in [*template_diagnostics(request, _prompt), *empty_bos(request, _prompt)]
+            for d in [
+                *template_diagnostics(request, _prompt),
+                *empty_bos(request, _prompt),
+                *_runtime_findings(request.template),
+            ]
         ],
         "end_marker": end_of_turn_marker(request, _prompt, markers),
         "turn_markers": turn_delimiters(request, _prompt, markers),
@@ -86,3 +96,13 @@ def probe_template(
         "user_turns": len(user_turn_requests(request.messages)),
         "prompt": _render_or_none(request),
     }
+
+
+def _runtime_findings(template: str) -> list[Diagnostic]:
+    """What the runtimes' own choice of template does wrong with this one: a runtime that
+    swaps it for another may drop what it supports (`CommandWriter.findings`)."""
+    return [
+        Diagnostic(**finding)
+        for writer in command_writers()
+        for finding in writer.findings(template)
+    ]

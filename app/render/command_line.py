@@ -91,6 +91,11 @@ def no_notes(facts: dict[str, Any]) -> dict[str, str]:
     return {}
 
 
+def no_findings(template: str) -> list[dict[str, Any]]:
+    """Nothing the program's way of choosing a template finds wrong with this one."""
+    return []
+
+
 @dataclass(frozen=True)
 class CommandWriter:
     """How one program's command lines are written."""
@@ -107,6 +112,10 @@ class CommandWriter:
     #: Sentences the Command view says about its lines, given what `facts` learnt, by a
     #: short key (`backquoted` parts are code).
     notes: Callable[[dict[str, Any]], dict[str, str]] = no_notes
+    #: What the program's own choice of template does wrong with this one, as the
+    #: analysis's diagnostics (`{"id", "severity", "message", "line"}` each), found in
+    #: the analysis's sandbox worker: a runtime that swaps the template for another.
+    findings: Callable[[str], list[dict[str, Any]]] = no_findings
 
 
 #: Control characters a terminal paste can alter (a pasted CR arrives as LF, ESC starts a

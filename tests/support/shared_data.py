@@ -23,6 +23,8 @@ LLAMA_CPP = SHARED / "upstream" / "llama.cpp"
 TEMPLATES_DIR = LLAMA_CPP / "templates"
 #: Vocabulary-only GGUF files with llama.cpp's tokenizer test strings and ids.
 VOCAB_DIR = LLAMA_CPP / "vocab"
+#: Ollama's template data and its template tests' goldens.
+OLLAMA = SHARED / "upstream" / "ollama"
 #: What a real llama-server rendered for every template.
 LLAMA_SERVER_RENDERS = LLAMA_CPP / "renders-b10573.json"
 
@@ -47,3 +49,10 @@ def require_shared() -> None:
 def template_files() -> list[Path]:
     """Every upstream `.jinja` template, sorted by name (none without the shared data)."""
     return sorted(TEMPLATES_DIR.glob("*.jinja"))
+
+
+def require_ollama() -> None:
+    """Skip the calling test module, at collection, without the shared data or Ollama's."""
+    require_shared()
+    if not (OLLAMA / "index.json").is_file():
+        pytest.skip(f"needs Ollama's template data at {OLLAMA}", allow_module_level=True)
