@@ -122,7 +122,9 @@ def test_a_byte_order_mark_is_dropped_and_utf16_is_read():
         ("FROM x\nPARAMETER stop-x y\n", 2, "a parameter name is letters, digits and _"),
         ("FROM x\nPARAMETER  stop y\n", 2, "PARAMETER needs a name"),
         ("FROM x\nMESSAGE tool hi\n", 2, "role is system, user or assistant"),
-        ("FROM x\nMESSAGE user\n", 2, "a message role is letters"),
+        ("FROM x\nMESSAGE user\n", 2, "MESSAGE user has no value: MESSAGE ROLE TEXT"),
+        ("FROM x\nPARAMETER stop\n", 2, "PARAMETER stop has no value"),
+        ("FROM x\nMESSAGE us3r hi\n", 2, "a message role is letters, then a space"),
     ],
 )
 def test_errors_name_their_line(text, line, words):
@@ -170,3 +172,24 @@ def test_the_command_limit_names_the_line_past_it():
 )  # fmt: skip
 def test_unquote(value, expected):
     assert unquote(value) == expected
+
+
+@pytest.mark.parametrize(
+    ("line", "value"),
+    [
+        ('SYSTEM "  spaced  "   ', "  spaced  "),  # outside a quote trimmed, inside kept
+        ("SYSTEM   two words   ", "two words"),
+        ('SYSTEM """  a\n\nb  """  ', "  a\n\nb  "),
+        ('SYSTEM """"quoted" inside"""', '"quoted" inside'),
+        ('SYSTEM "\'"', "'"),
+        ('SYSTEM """\nx\n"""', "\nx\n"),
+    ],
+)
+def test_values_as_ollama_reads_them(line, value):
+    assert read_modelfile(f"FROM x\n{line}\n".encode()).system == value
+
+
+def test_a_value_may_end_the_file_without_a_line_end():
+    assert read_modelfile(b'FROM x\nTEMPLATE """\n{{ .Prompt }}\n"""').template == (
+        "\n{{ .Prompt }}\n"
+    )

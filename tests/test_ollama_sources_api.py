@@ -104,3 +104,13 @@ def test_the_body_must_hold_the_modelfile_text(client):
         response = client.post("/api/sources/modelfile", json=body)
         assert response.status_code == 400
         assert response.json["error"]["field"] == "modelfile"
+
+
+def test_a_summary_over_its_bound_is_a_422_naming_it(tmp_path):
+    app = create_app({"TESTING": True, "DATA_DIR": str(tmp_path), "SOURCE_SUMMARY_MB": 0.01})
+    try:
+        response = load(app.test_client(), "FROM x\nSYSTEM " + "a" * 20_000 + "\n")
+    finally:
+        app.extensions["sandbox_pool"].close()
+    assert response.status_code == 422
+    assert response.json["error"]["limit"] == "source_summary_mb"

@@ -269,6 +269,9 @@ class _Reader:
         word, end = self._word("_0123456789" if command == "parameter" else "")
         if end is None:
             raise self._cut(command.upper())
+        if end in _NEWLINES:
+            form = "PARAMETER NAME VALUE" if command == "parameter" else "MESSAGE ROLE TEXT"
+            raise ModelfileError(f"{command.upper()} {word[:40]} has no value: {form}", line)
         if end not in _SPACES:
             what = (
                 "parameter name is letters, digits and _"
@@ -276,8 +279,7 @@ class _Reader:
                 else "message role is letters"
             )
             raise ModelfileError(
-                f"{command.upper()} {word[:40]}{end!r}: a {what}, then a space",
-                line,
+                f"{command.upper()} {word[:40]}{end!r}: a {what}, then a space", line
             )
         if command == "message" and word not in ROLES:
             raise ModelfileError(

@@ -13,7 +13,7 @@ from typing import Any
 
 from app.sources.limits import SourceLimits
 from app.sources.modelfile import ModelfileError, ModelfileLimits, OllamaModel, read_modelfile
-from app.sources.source import Source, content_id, fitting
+from app.sources.source import Source, content_id, fitting, summary_over
 
 #: The `kind` of the two stored forms.
 MODELFILE, OLLAMA = "modelfile", "ollama"
@@ -57,9 +57,7 @@ def load_layers(data: bytes, limits: SourceLimits) -> tuple[Source, int]:
     for name, kind in LAYER_FIELDS.items():
         if not isinstance(layers[name], kind):
             raise ModelfileError(f"the stored layers' {name} is not a {kind}")
-    source = source_from_ollama(content_id(data), OLLAMA, model_of_layers(layers), limits)
-    source.metadata = {"name": layers["name"]}
-    return source, len(data)
+    return source_from_ollama(content_id(data), OLLAMA, model_of_layers(layers), limits), len(data)
 
 
 def model_of_layers(layers: dict[str, Any]) -> OllamaModel:
@@ -94,7 +92,7 @@ def source_from_ollama(
     """The summary of an Ollama model: its Go template (if any), stops, system, names."""
     found = {TEMPLATE_NAME: model.template} if model.template is not None else {}
     templates, oversized = fitting(found, limits.template_bytes)
-    return Source(
+    source = Source(
         id=source_id,
         kind=kind,
         templates=templates,
@@ -106,3 +104,6 @@ def source_from_ollama(
         template_kind="go",
         ollama=model,
     )
+    if (over := summary_over(source, limits)) is not None:
+        raise ModelfileError(over, limit="source_summary_mb")
+    return source
