@@ -5,6 +5,7 @@ public internet unless allowed; bounded; the registry's refusals in words."""
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import replace
 
 import pytest
@@ -22,6 +23,7 @@ from tests.support.fake_registry import (
     digest,
 )
 from tests.support.remote_install import remote_installer
+from tests.support.trickle_host import TrickleHost
 
 GO_TEMPLATE = (
     "{{- range .Messages }}<|im_start|>{{ .Role }}\n{{ .Content }}<|im_end|>\n"
@@ -237,3 +239,24 @@ def test_the_manifest_url():
     name = parse_name("hf.co/u/r:Q8_0")
     assert name.manifest_url() == "https://hf.co/v2/u/r/manifests/Q8_0"
     assert str(name) == "hf.co/u/r:Q8_0"
+
+
+def test_a_registry_that_trickles_is_cut_off_at_the_deadline(client, remote_with):
+    host = TrickleHost(interval=0.2)
+    try:
+        remote_with(seconds=1.0, threads=1)
+        started = time.monotonic()
+        response = load(client, f"{host.url}/library/qwen3:8b")
+        assert (response.status_code, response.json["error"]["limit"]) == (504, "fetch_seconds")
+        assert time.monotonic() - started < 2.0
+    finally:
+        host.close()
+
+
+def test_a_load_over_the_byte_budget_is_a_413(client, registry, remote_with):
+    # Each layer fits PLAYGROUND_MODELFILE_KB; all of them together do not fit the load's
+    # budget (PLAYGROUND_UPLOAD_MB).
+    remote_with(max_bytes=600)
+    response = load(client, name_on(registry))
+    assert response.status_code == 413
+    assert response.json["error"]["limit"] == "upload_mb"
