@@ -86,6 +86,7 @@ def test_a_model_gives_its_go_template_stops_system_renderer_and_parser(
     assert source["ollama"]["system"] == "You are terse."
     assert source["ollama"]["parameters"] == {"temperature": ["0.6"], "top_k": ["20"]}
     assert (source["ollama"]["renderer"], source["ollama"]["parser"]) == ("qwen3", "qwen3")
+    assert source["metadata"] == {"name": f"{registry.url}/library/qwen3:8b"}
     manifest = registry.models["library/qwen3:8b"].manifest()
     assert source["origin"] == {
         "type": "ollama",

@@ -56,8 +56,11 @@ def load_layers(data: bytes, limits: SourceLimits) -> tuple[Source, int]:
         raise ModelfileError("the stored layers are not those of an Ollama model")
     for name, kind in LAYER_FIELDS.items():
         if not isinstance(layers[name], kind):
-            raise ModelfileError(f"the stored layers' {name} is not a {kind}")
-    return source_from_ollama(content_id(data), OLLAMA, model_of_layers(layers), limits), len(data)
+            raise ModelfileError(f"the stored layers' {name} has the wrong type")
+    source = source_from_ollama(content_id(data), OLLAMA, model_of_layers(layers), limits)
+    # The page names a loaded model by its metadata's name, as for the other sources.
+    source.metadata = {"name": layers["name"][:200]}
+    return source, len(data)
 
 
 def model_of_layers(layers: dict[str, Any]) -> OllamaModel:
