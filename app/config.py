@@ -54,6 +54,20 @@ SETTINGS = (
         " may hold; more gets 422 naming the limit (real ones hold under 100).",
     ),
     Setting(
+        "MODELFILE_KB",
+        1024,
+        int,
+        "Largest Ollama Modelfile read (KiB), and largest template, system or params layer"
+        " read from an Ollama registry; larger gets 413 naming the limit.",
+    ),
+    Setting(
+        "MODELFILE_COMMANDS",
+        1000,
+        int,
+        "Commands (FROM, TEMPLATE, PARAMETER, MESSAGE ... lines) an Ollama Modelfile may"
+        " hold; more gets 422 naming the line (real ones hold under 50).",
+    ),
+    Setting(
         "SOURCE_SUMMARY_MB",
         16,
         float,
@@ -361,6 +375,8 @@ def source_limits(config: Mapping[str, Any]) -> SourceLimits:
         template_bytes=int(config["TEMPLATE_KB"]) * 1024,
         json_depth=int(config["JSON_DEPTH"]),
         response_template_items=int(config["RESPONSE_TEMPLATE_ITEMS"]),
+        modelfile_bytes=int(config["MODELFILE_KB"]) * 1024,
+        modelfile_commands=int(config["MODELFILE_COMMANDS"]),
         summary_bytes=_megabytes(str(config["SOURCE_SUMMARY_MB"])),
         cache_bytes=int(config["SOURCE_MEMORY_MB"]) * 1024 * 1024 // 2,
         cache_entries=int(config["SOURCE_CACHE"]),

@@ -358,6 +358,7 @@ EXPENSIVE = [
     ("POST", "/api/tokenize"),
     ("POST", "/api/sources/gguf"),
     ("POST", "/api/sources/hf"),
+    ("POST", "/api/sources/modelfile"),
     ("POST", "/api/shares"),
     ("GET", "/"),
     ("POST", "/"),
@@ -371,6 +372,7 @@ EXPENSIVE = [
 REMOTE = [
     ("POST", "/api/sources/hub"),
     ("POST", "/api/sources/url"),
+    ("POST", "/api/sources/ollama"),
 ]
 CHEAP = [
     ("GET", "/healthz"),

@@ -7,15 +7,13 @@ import itertools
 import logging
 import threading
 import time
-from dataclasses import replace
 
 import pytest
 from transformers import AutoTokenizer
 
 from app.sources import remote
 from app.sources.hub import Listing, parse_reference
-from app.sources.remote_sources import RemoteSettings, RemoteSources
-from app.web.admission import sandbox_slot
+from app.sources.remote_sources import RemoteSettings
 from tests.support.fake_hub import FakeHub, Repo
 from tests.support.remote_fixtures import (
     GGUF_TEMPLATE,
@@ -24,6 +22,7 @@ from tests.support.remote_fixtures import (
     gguf_repo,
     transformers_repo,
 )
+from tests.support.remote_install import remote_installer
 from tests.support.sources import built
 from tests.support.trickle_host import TrickleHost
 
@@ -56,24 +55,9 @@ def hub(tmp_path_factory) -> FakeHub:
 @pytest.fixture()
 def remote_with(app, hub):
     """Points the application's remote sources at the fake Hub, with these settings."""
-    kept = app.extensions["remote_sources"]
-    made = []
-
-    def install(**settings) -> RemoteSources:
-        base = RemoteSettings(hf_endpoint=hub.url, seconds=10.0)
-        sources = RemoteSources(
-            app.extensions["source_store"], replace(base, **settings), parse_slot=sandbox_slot
-        )
-        app.extensions["remote_sources"] = sources
-        made.append(sources)
-        return sources
-
-    install()
-    hub.reset()
-    yield install
-    app.extensions["remote_sources"] = kept
-    for sources in made:
-        sources.close()
+    with remote_installer(app, RemoteSettings(hf_endpoint=hub.url, seconds=10.0)) as install:
+        hub.reset()
+        yield install
 
 
 def load(client, **body):

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import socket
 import time
-from dataclasses import replace
 
 import pytest
 
 from app.sources import public_url
-from app.sources.remote_sources import RemoteSettings, RemoteSources
-from app.web.admission import sandbox_slot
+from app.sources.remote_sources import RemoteSettings
 from tests.support.fake_hub import RangeHost
 from tests.support.remote_fixtures import GGUF_TEMPLATE, SPARSE_BYTES, gguf_file
+from tests.support.remote_install import remote_installer
 from tests.support.trickle_host import TLS_ANSWER, TrickleHost
 
 MiB = 1 << 20
@@ -36,24 +35,8 @@ def private_host(model):
 
 @pytest.fixture()
 def remote_with(app):
-    kept = app.extensions["remote_sources"]
-    made = []
-
-    def install(**settings) -> RemoteSources:
-        sources = RemoteSources(
-            app.extensions["source_store"],
-            replace(RemoteSettings(seconds=10.0), **settings),
-            parse_slot=sandbox_slot,
-        )
-        app.extensions["remote_sources"] = sources
-        made.append(sources)
-        return sources
-
-    install()
-    yield install
-    app.extensions["remote_sources"] = kept
-    for sources in made:
-        sources.close()
+    with remote_installer(app, RemoteSettings(seconds=10.0)) as install:
+        yield install
 
 
 def load(client, url):

@@ -18,7 +18,7 @@ from pathlib import PurePosixPath
 from typing import Any
 from urllib.parse import urlsplit
 
-from app.sources.remote import Budget, RemoteError, take, too_large
+from app.sources.remote import Budget, RemoteError, rate_limited, take, too_large
 
 #: Files transformers' tokenizer (and processor, for `chat_template.json`) reads for the
 #: template and special tokens, besides `additional_chat_templates/*.jinja`.
@@ -279,11 +279,5 @@ class _HubErrors:
             )
         if status == 429:
             retry = response.headers.get("Retry-After", "")
-            return RemoteError(
-                "RateLimited",
-                f"{self.endpoint} is limiting how fast this server reads from it; try again later.",
-                429,
-                {"limit": "hub_rate_limit"},
-                retry_after=int(retry) if retry.isdigit() else 60,
-            )
+            return rate_limited(self.endpoint, retry, "hub_rate_limit")
         return RemoteError("BadAnswer", f"{self.endpoint} answered HTTP {status} for {what}.", 502)

@@ -18,6 +18,11 @@ class SourceLimits:
     json_depth: int = 64
     #: Values a response template may hold (`PLAYGROUND_RESPONSE_TEMPLATE_ITEMS`).
     response_template_items: int = 10_000
+    #: Bytes of an Ollama Modelfile, or of a text layer read from a registry
+    #: (`PLAYGROUND_MODELFILE_KB`).
+    modelfile_bytes: int = 1 << 20
+    #: Commands an Ollama Modelfile may hold (`PLAYGROUND_MODELFILE_COMMANDS`).
+    modelfile_commands: int = 1000
     #: Bytes the summary of one source may take in the web process, as Python holds it
     #: (`PLAYGROUND_SOURCE_SUMMARY_MB`).
     summary_bytes: int = 16 << 20

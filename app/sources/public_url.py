@@ -42,6 +42,26 @@ class Target:
     path: str
 
 
+@dataclass(frozen=True)
+class Answer:
+    """A whole (bounded) answer: the last hop, its status, headers (names in lower
+    case) and body."""
+
+    target: Target
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+
+#: Statuses that send the request elsewhere (with a Location).
+_REDIRECTS = frozenset({301, 302, 303, 307, 308})
+
+
+def _close(response: urllib3.BaseHTTPResponse) -> None:
+    response.release_conn()
+    response.close()
+
+
 def refused(message: str) -> RemoteError:
     """A URL the rules do not allow (400, `field: url`)."""
     return RemoteError("Refused", message, 400, {"field": "url"})
@@ -140,28 +160,47 @@ class PublicURLReader:
         """Bytes `start` to `end` of the file at `url`, and its size when the server says;
         redirects followed (each hop checked). A server that ignores Range is read from its
         first byte only up to `end`, then the connection is closed."""
+        target, response = self._follow(url, {"Range": f"bytes={start}-{end - 1}"}, budget)
+        try:
+            if response.status == 416:
+                return b"", start
+            if response.status not in (200, 206):
+                raise RemoteError(
+                    "NotFound" if response.status == 404 else "BadAnswer",
+                    f"{target.host} answered HTTP {response.status} for {target.url}.",
+                    404 if response.status == 404 else 502,
+                )
+            skip = start if response.status == 200 else 0
+            data = _take(response, skip, end - start, budget)
+            return data, _size(response)
+        finally:
+            _close(response)
+
+    def fetch(
+        self, url: str, max_bytes: int, budget: Budget, headers: dict[str, str] | None = None
+    ) -> Answer:
+        """The answer to a GET of `url` (redirects followed, each hop checked), whatever
+        its status: its first `max_bytes + 1` bytes at most (the caller refuses more)."""
+        target, response = self._follow(url, headers or {}, budget)
+        try:
+            body = _take(response, 0, max_bytes + 1, budget)
+            headers_seen = {name.lower(): value for name, value in response.headers.items()}
+            return Answer(target, response.status, headers_seen, body)
+        finally:
+            _close(response)
+
+    def _follow(
+        self, url: str, headers: dict[str, str], budget: Budget
+    ) -> tuple[Target, urllib3.BaseHTTPResponse]:
+        """The last hop's target and answer (the caller closes it), redirects followed."""
         for _ in range(self.max_redirects + 1):
             target = self._target(url, budget)
-            response = self._get(target, start, end, budget)
-            try:
-                location = response.headers.get("Location")
-                if response.status in (301, 302, 303, 307, 308) and location:
-                    url = urljoin(target.url, location)
-                    continue
-                if response.status == 416:
-                    return b"", start
-                if response.status not in (200, 206):
-                    raise RemoteError(
-                        "NotFound" if response.status == 404 else "BadAnswer",
-                        f"{target.host} answered HTTP {response.status} for {target.url}.",
-                        404 if response.status == 404 else 502,
-                    )
-                skip = start if response.status == 200 else 0
-                data = _take(response, skip, end - start, budget)
-                return data, _size(response)
-            finally:
-                response.release_conn()
-                response.close()
+            response = self._get(target, headers, budget)
+            location = response.headers.get("Location")
+            if response.status not in _REDIRECTS or not location:
+                return target, response
+            _close(response)
+            url = urljoin(target.url, location)
         raise refused(f"More than {self.max_redirects} redirects (PLAYGROUND_FETCH_REDIRECTS).")
 
     def _parse(self, url: str) -> tuple[str, str, int, str]:
@@ -211,7 +250,7 @@ class PublicURLReader:
         return Target(url, scheme, host, port, addresses[0], path)
 
     def _get(
-        self, target: Target, start: int, end: int, budget: Budget
+        self, target: Target, extra: dict[str, str], budget: Budget
     ) -> urllib3.BaseHTTPResponse:
         seconds = budget.remaining()
         timeout = urllib3.Timeout(connect=seconds, read=seconds)
@@ -226,9 +265,9 @@ class PublicURLReader:
         default_port = target.port == (443 if target.scheme == "https" else 80)
         headers = {
             "Host": _host_header(target.host, target.port, default_port),
-            "Range": f"bytes={start}-{end - 1}",
             "Accept-Encoding": "identity",
             "User-Agent": USER_AGENT,
+            **extra,
         }
         try:
             return pool.urlopen(

@@ -106,6 +106,17 @@ def too_large(what: str, max_bytes: int) -> RemoteError:
     )
 
 
+def rate_limited(where: str, retry_after: str, limit: str) -> RemoteError:
+    """The 429 of a server that limits how fast we read (its `Retry-After`, else 60 s)."""
+    return RemoteError(
+        "RateLimited",
+        f"{where} is limiting how fast this server reads from it; try again later.",
+        429,
+        {"limit": limit},
+        retry_after=int(retry_after) if retry_after.isdigit() else 60,
+    )
+
+
 class Fetchers:
     """A few threads per web process that do network reads; a request waits for its read
     only until its deadline, and finds every thread busy answered at once (503)."""

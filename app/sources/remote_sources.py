@@ -19,6 +19,7 @@ from urllib.parse import unquote, urlsplit
 from app.sources.gguf import IncompleteHeader
 from app.sources.hf import is_utf8
 from app.sources.hub import SHARD, Hub, Listing, Reference
+from app.sources.ollama_registry import ModelName, OllamaRegistry
 from app.sources.public_url import PublicURLReader
 from app.sources.remote import Budget, Fetchers, RemoteError, grow_header
 from app.sources.source import Source
@@ -37,10 +38,13 @@ class RemoteSettings:
     threads: int = 4
     redirects: int = 5
     max_bytes: int = 64 << 20
+    #: The most bytes of an Ollama manifest or layer (`PLAYGROUND_MODELFILE_KB`).
+    layer_bytes: int = 1 << 20
+    json_depth: int = 64
 
 
 class RemoteSources:
-    """Loads Hub repositories and GGUF URLs into a `SourceStore`.
+    """Loads Hub repositories, GGUF URLs and Ollama models into a `SourceStore`.
 
     `parse_slot` is held around each parse of what was read (the service's admission: a
     load holds no sandbox slot while it waits on the network, only while it parses).
@@ -63,6 +67,7 @@ class RemoteSources:
             lookups=2 * settings.threads,
         )
         self.fetchers = Fetchers(settings.threads)
+        self.ollama = OllamaRegistry(self.urls, settings.layer_bytes, settings.json_depth)
 
     def load_hub(self, reference: Reference) -> dict[str, Any]:
         """A repository's source; for a GGUF repository named without a file, the list of
@@ -108,6 +113,18 @@ class RemoteSources:
         name = PurePosixPath(unquote(urlsplit(url).path)).name or None
         source = self._grow(read_more, name, None, budget)
         return {**source.to_json(), "origin": {"type": "url", "url": url, "file": name}}
+
+    def load_ollama(self, name: ModelName) -> dict[str, Any]:
+        """An Ollama model's source from its registry: its template, system, params,
+        renderer and parser (never its weights)."""
+        budget = self._budget(name.host)
+        read = self.fetchers.run(budget, lambda: self.ollama.read(name, budget))
+        with self.parse_slot():
+            source = self.store.load_ollama(read.layers)
+        origin = {"type": "ollama", "repo": f"{name.namespace}/{name.model}",
+                  "revision": name.tag, "sha": read.manifest_digest, "file": None,
+                  "url": name.manifest_url()}  # fmt: skip
+        return {**source.to_json(), "origin": origin}
 
     def close(self) -> None:
         self.fetchers.close()

@@ -17,6 +17,7 @@ from app.errors import bounded_text
 from app.sources.gguf_model import GGUFSource
 from app.sources.hf import HFSource
 from app.sources.limits import SourceLimits
+from app.sources.modelfile import OllamaModel
 
 MiB = 1 << 20
 
@@ -76,7 +77,7 @@ class Source:
     """Templates, special tokens and a description of the tokenizer of one model."""
 
     id: str
-    kind: str  # "gguf" or "hf"
+    kind: str  # "gguf", "hf", "modelfile" or "ollama" (`ollama_source.py`)
     templates: dict[str, str]
     special_tokens: dict[str, str]
     add_bos_token: bool | None
@@ -93,6 +94,10 @@ class Source:
     #: how transformers' `parse_response` reads the model's answers (Hugging Face files
     #: only). Text, parsed only in the sandbox that reads an answer.
     response_template: str | None = None
+    #: The language of `templates`: "jinja", or "go" for an Ollama source's Go template.
+    template_kind: str = "jinja"
+    #: An Ollama source's stop parameters, system message, renderer and parser names.
+    ollama: OllamaModel | None = None
 
     @property
     def can_tokenize(self) -> bool:
@@ -113,14 +118,18 @@ class Source:
             "tokenizer": self.tokenizer.to_json() if self.tokenizer else None,
             "metadata": self.metadata,
             "oversized_templates": self.oversized_templates,
+            "template_kind": self.template_kind,
         }
+        if self.ollama is not None:
+            answer["ollama"] = self.ollama.to_json()
         if self.kind == "gguf":
             answer["header_bytes"] = self.header_bytes
             answer["split"] = self.split
         return answer
 
 
-def _fitting(templates: dict[str, str], max_bytes: int) -> tuple[dict[str, str], dict[str, int]]:
+def fitting(templates: dict[str, str], max_bytes: int) -> tuple[dict[str, str], dict[str, int]]:
+    """The templates that fit in `max_bytes`, and the bytes of those that do not."""
     kept, oversized = {}, {}
     for name, text in templates.items():
         size = len(text.encode("utf-8", "surrogatepass"))
@@ -140,7 +149,7 @@ def source_from_gguf(
     template_bytes: int,
 ) -> Source:
     """The summary of a parsed GGUF header."""
-    templates, oversized = _fitting(parsed.templates, template_bytes)
+    templates, oversized = fitting(parsed.templates, template_bytes)
     return Source(
         id=source_id,
         kind="gguf",
@@ -166,7 +175,7 @@ def source_from_hf(
 ) -> Source:
     """The summary of Hugging Face tokenizer files (`response_template`: the config's, as
     kept: `response_template.kept_response_template`)."""
-    templates, oversized = _fitting(files.templates, template_bytes)
+    templates, oversized = fitting(files.templates, template_bytes)
     return Source(
         id=source_id,
         kind="hf",

@@ -28,6 +28,7 @@ from app.errors import ApiError
 from app.sources.caches import BoundedLRUCache
 from app.sources.gguf import IncompleteHeader
 from app.sources.hf import canonical_files
+from app.sources.ollama_source import MODELFILE, OLLAMA, canonical_layers
 from app.sources.service import SourceFailed, SourceWorkers
 from app.sources.source import BUILDING, FAILED, Source, TokenizerInfo, summary_bytes
 from app.sources.worker import Loaded, Refused, Tokenized, TokenRun, Unbuildable
@@ -64,8 +65,9 @@ MEMORY_BYTES = 64 << 20
 
 @dataclass
 class SourceRefused(ApiError):
-    """Bytes that are not a source (`refused.type`: GGUFError or HFFileError), answered as
-    422 naming what is wrong: the offset in a GGUF header, or the Hugging Face file."""
+    """Bytes that are not a source (`refused.type`: GGUFError, HFFileError or
+    ModelfileError), answered as 422 naming what is wrong: the offset in a GGUF header,
+    the Hugging Face file, or the Modelfile's line."""
 
     refused: Refused
 
@@ -79,6 +81,8 @@ class SourceRefused(ApiError):
         refused = self.refused
         if refused.type == "GGUFError":
             fields = {"offset": refused.offset, "limit": refused.limit}
+        elif refused.type == "ModelfileError":
+            fields = {"line": refused.line, "limit": refused.limit}
         else:
             fields = {"file": refused.file, "limit": refused.limit}
         return {"type": refused.type, "message": refused.message, **fields}
@@ -196,6 +200,19 @@ class SourceStore:
         loaded = self._load(HF, canonical, None)
         assert isinstance(loaded, Loaded)
         return self._loaded(loaded.source, HF, canonical)
+
+    def load_modelfile(self, data: bytes) -> Source:
+        """Read an Ollama Modelfile; raises `SourceRefused` naming the line that is wrong."""
+        return self._load_whole(MODELFILE, data)
+
+    def load_ollama(self, layers: dict[str, Any]) -> Source:
+        """An Ollama registry model from the layers read of it (`ollama_source.LAYER_FIELDS`)."""
+        return self._load_whole(OLLAMA, canonical_layers(layers))
+
+    def _load_whole(self, kind: str, data: bytes) -> Source:
+        loaded = self._load(kind, data, None)
+        assert isinstance(loaded, Loaded)
+        return self._loaded(loaded.source, kind, data)
 
     def _loaded(self, source: Source, kind: str, data: bytes) -> Source:
         """A source just parsed: its tokenizer being built, stored (or its use noted),

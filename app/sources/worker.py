@@ -28,6 +28,8 @@ from app.sources.gguf import GGUFError, IncompleteHeader, read_header
 from app.sources.gguf_model import source_from_header
 from app.sources.hf import CUT_SHORT, HFFileError, check_json, read_hf_files
 from app.sources.limits import SourceLimits
+from app.sources.modelfile import ModelfileError
+from app.sources.ollama_source import MODELFILE, OLLAMA, load_layers, load_modelfile
 from app.sources.response_template import kept_response_template
 from app.sources.source import (
     BUILDING,
@@ -64,11 +66,13 @@ def _bytes(data: bytes | Spooled) -> bytes:
 class Refused:
     """Bytes that are not a source: the type of error, what is wrong, and where."""
 
-    type: str  # "GGUFError" or "HFFileError"
+    type: str  # "GGUFError", "HFFileError" or "ModelfileError"
     message: str
     offset: int | None = None
     file: str | None = None
     limit: str | None = None
+    #: The Modelfile's line (a `ModelfileError`).
+    line: int | None = None
 
     def __post_init__(self) -> None:
         # Cut here, in the worker: a message may quote what it refuses.
@@ -327,6 +331,10 @@ def _load_hf(data: bytes, limits: SourceLimits, unbuilt: str | None) -> Any:
     return Loaded(source, len(data))
 
 
+#: Ollama sources (no vocabulary: nothing to build afterwards).
+_OLLAMA_LOADERS = {MODELFILE: load_modelfile, OLLAMA: load_layers}
+
+
 def load_source(
     kind: str,
     data: bytes | Spooled,
@@ -338,7 +346,8 @@ def load_source(
     built here but by `build_tokenizer`, the task that follows (the answer goes back at
     the speed of parsing): the source describes it as `building`.
 
-    `data` is a GGUF prefix, or the Hugging Face files as the JSON object the store keeps.
+    `data` is a GGUF prefix, the Hugging Face files as the JSON object the store keeps, a
+    Modelfile, or an Ollama registry model's layers (`ollama_source.py`).
     With `unbuilt` (why), the tokenizer is described as failed and never built: building
     it ran into a limit before.
     """
@@ -346,8 +355,12 @@ def load_source(
     try:
         if kind == "gguf":
             value = _load_gguf(data, file_name, limits, unbuilt)
+        elif kind in _OLLAMA_LOADERS:
+            value = Loaded(*_OLLAMA_LOADERS[kind](data, limits))
         else:
             value = _load_hf(data, limits, unbuilt)
+    except ModelfileError as error:
+        value = Refused("ModelfileError", error.message, line=error.line, limit=error.limit)
     except GGUFError as error:
         value = Refused("GGUFError", error.message, offset=error.offset, limit=error.limit)
     except HFFileError as error:

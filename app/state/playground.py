@@ -28,7 +28,7 @@ from app.request_body import json_type, optional_string
 # does not.
 
 #: The kinds of source a state can point at.
-SOURCE_KINDS = ("gguf", "hf")
+SOURCE_KINDS = ("gguf", "hf", "modelfile", "ollama")
 
 
 def _compare_engines(body: dict) -> bool | str:
@@ -96,7 +96,7 @@ class SourceRef:
         kind = value.get("kind")
         if type(kind) is not str or kind not in SOURCE_KINDS:
             shown = repr(kind) if type(kind) is str else json_type(kind)
-            message = f"'source.kind' must be 'gguf' or 'hf', not {shown}."
+            message = f"'source.kind' must be one of {', '.join(SOURCE_KINDS)}, not {shown}."
             raise RequestError("source.kind", message)
         return cls(
             id=source_id,

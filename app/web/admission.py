@@ -70,7 +70,7 @@ CHEAP_ENDPOINTS = frozenset(
 
 #: Endpoints that read from the network on the visitor's behalf: they take a fetch slot,
 #: and a sandbox slot only while they parse what they read.
-REMOTE_ENDPOINTS = frozenset({"remote.load_hub", "remote.load_url"})
+REMOTE_ENDPOINTS = frozenset({"remote.load_hub", "remote.load_url", "remote.load_ollama"})
 
 
 def is_expensive() -> bool:

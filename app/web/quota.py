@@ -23,6 +23,8 @@ WRITES = frozenset(
         ("POST", "/api/sources/hf"),
         ("POST", "/api/sources/hub"),
         ("POST", "/api/sources/url"),
+        ("POST", "/api/sources/modelfile"),
+        ("POST", "/api/sources/ollama"),
     }
 )
 

@@ -1,4 +1,5 @@
-"""Remote sources over HTTP: a Hugging Face model id, or a GGUF file by URL."""
+"""Remote sources over HTTP: a Hugging Face model id, a GGUF file by URL, or an Ollama
+model by name."""
 
 from __future__ import annotations
 
@@ -6,10 +7,11 @@ from typing import Any
 
 from flask import Blueprint, Flask, current_app
 
-from app.config import max_upload_bytes
+from app.config import max_upload_bytes, source_limits
 from app.errors import RequestError
 from app.request_body import json_object
 from app.sources.hub import Reference, parse_reference
+from app.sources.ollama_registry import parse_name
 from app.sources.remote_sources import RemoteSettings, RemoteSources
 from app.web.admission import sandbox_slot
 from app.web.api import json_body
@@ -31,6 +33,8 @@ def install(app: Flask) -> None:
         threads=int(config["FETCHES"]),
         redirects=int(config["FETCH_REDIRECTS"]),
         max_bytes=max_upload_bytes(config),
+        layer_bytes=source_limits(config).modelfile_bytes,
+        json_depth=int(config["JSON_DEPTH"]),
     )
     app.extensions["remote_sources"] = RemoteSources(
         app.extensions["source_store"], settings, parse_slot=sandbox_slot
@@ -62,6 +66,21 @@ def load_hub() -> tuple[dict, int]:
 def load_url() -> tuple[dict, int]:
     """`{"url"}`: the source of a GGUF file's header, read by Range requests."""
     return remote_sources().load_url(_string(json_object(json_body()), "url", required=True)), 200
+
+
+@blueprint.post("/api/sources/ollama")
+def load_ollama() -> tuple[dict, int]:
+    """`{"name"}`: an Ollama model's source (`qwen3:8b`, `hf.co/USER/REPO:TAG`), read
+    from its registry's manifest and small layers."""
+    text = _string(json_object(json_body()), "name", required=True)
+    name = parse_name(text)
+    if name is None:
+        raise RequestError(
+            "name",
+            f"{text[:200]!r} is not an Ollama model name ([HOST/][NAMESPACE/]MODEL[:TAG],"
+            " such as qwen3:8b or hf.co/USER/REPO:TAG).",
+        )
+    return remote_sources().load_ollama(name), 200
 
 
 def _string(body: dict[str, Any], name: str, *, required: bool = False) -> str | None:

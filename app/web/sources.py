@@ -7,7 +7,7 @@ from pathlib import PurePosixPath
 from flask import Blueprint, current_app, request
 
 from app.budget import OverLimit
-from app.config import max_upload_bytes
+from app.config import max_upload_bytes, source_limits
 from app.errors import NotFound, RequestError
 from app.pipeline.token_data import compact_tokens
 from app.request_body import json_object
@@ -66,6 +66,26 @@ def load_hf() -> tuple[dict, int]:
     if not files:
         raise RequestError("files", "Upload at least one file (multipart/form-data).")
     return source_store().load_hf(files).to_json(), 200
+
+
+@blueprint.post("/api/sources/modelfile")
+def load_modelfile() -> tuple[dict, int]:
+    """`{"modelfile": text}`: an Ollama Modelfile's source, its template a Go template
+    (422 naming the line that is wrong, 413 over `PLAYGROUND_MODELFILE_KB`)."""
+    text = json_object(json_body()).get("modelfile")
+    if type(text) is not str:
+        raise RequestError("modelfile", "'modelfile' must be the text of a Modelfile.")
+    data = text.encode("utf-8", "surrogatepass")
+    cap = source_limits(current_app.config).modelfile_bytes
+    if len(data) > cap:
+        raise OverLimit(
+            "modelfile_kb",
+            f"The Modelfile holds {len(data):,} bytes; at most {cap:,} are read"
+            " (PLAYGROUND_MODELFILE_KB).",
+            status=413,
+            fields={"field": "modelfile"},
+        )
+    return source_store().load_modelfile(data).to_json(), 200
 
 
 @blueprint.get("/api/sources/<source_id>")
