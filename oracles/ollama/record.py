@@ -1,0 +1,216 @@
+"""Extract Ollama's own renderer and parser tests (the families the engine models) as data.
+
+Run by a maintainer, outside the test suite, on a snapshot of ollama/ollama:
+
+    python -m oracles.ollama.record OLLAMA_GIT_DIR
+
+It reads the `*_test.go` files below at the snapshot's HEAD (`git show`), reads the
+table of each test function listed in `TABLES` with `goliteral`, turns Ollama's Go
+values into the JSON its API speaks (api.Message, api.Tool, think values) and writes
+`oracles/ollama/cases.json`: per file, the cases (test function, case name, its fields)
+and every test function of the file not extracted, with the reason.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from oracles.ollama.goliteral import environment, functions, table
+
+HERE = Path(__file__).resolve().parent
+OUT = HERE / "cases.json"
+
+#: Go field name -> the JSON name Ollama's api package gives it.
+JSON_NAMES = {
+    "Role": "role",
+    "Content": "content",
+    "Thinking": "thinking",
+    "ToolCalls": "tool_calls",
+    "ToolName": "tool_name",
+    "ToolCallID": "tool_call_id",
+    "Images": "images",
+    "ID": "id",
+    "Function": "function",
+    "Index": "index",
+    "Name": "name",
+    "Arguments": "arguments",
+    "Type": "type",
+    "Items": "items",
+    "AnyOf": "anyOf",
+    "Description": "description",
+    "Enum": "enum",
+    "Properties": "properties",
+    "Required": "required",
+    "Defs": "$defs",
+    "Parameters": "parameters",
+    "Value": "value",
+}
+
+#: File -> test function -> the table variable its cases are in.
+TABLES: dict[str, dict[str, str]] = {
+    "model/renderers/qwen3coder_test.go": {
+        "TestQwen3CoderRenderer": "tests",
+        "TestFormatToolCallArgument": "tests",
+        "TestQwen3ToolDefinitionTypes": "tests",
+    },
+    "model/renderers/deepseek3_test.go": {"TestDeepSeekRenderer": "tests"},
+    "model/renderers/glm47_test.go": {"TestGLM47Renderer": "tests"},
+    "model/renderers/gemma4_reference_test.go": {
+        "TestGemma4RendererMatchesReference": "tests",
+        "TestGemma4RendererVariantsMatchExpectedGenerationPrompt": "tests",
+    },
+    "model/parsers/qwen3_test.go": {},
+    "model/parsers/qwen3coder_test.go": {
+        "TestQwenParserStreaming": "cases",
+        "TestQwenToolParser": "steps",
+        "TestQwenToolCallValueParsing": "cases",
+        "TestQwenXMLTransform": "cases",
+        "TestTrailingWhitespaceLen": "cases",
+        "TestTrailingWhitespaceLenUnicode": "cases",
+        "TestOverlapFunction": "cases",
+    },
+    "model/parsers/deepseek3_test.go": {
+        "TestDeepSeekParser": "tests",
+        "TestDeepSeekParser_Streaming": "tests",
+        "TestDeepSeek3Parser_parseToolCallContent": "tests",
+        "TestDeepSeekParser_EdgeCases": "tests",
+    },
+    "model/parsers/glm47_test.go": {},
+    "model/parsers/gemma4_test.go": {
+        "TestGemma4Parser": "tests",
+        "TestGemma4Parser_StreamingSplitThinkingTag": "tests",
+    },
+    "harmony/harmonyparser_test.go": {
+        "TestHarmonyParserNonStreaming": "tests",
+        "TestHarmonyParserStreaming": "cases",
+    },
+}
+
+#: Why a test function with no table is left out.
+NOT_A_TABLE = (
+    "not table-driven: its inputs and expectations are Go statements (calls and if "
+    "checks in the function body), which the extractor does not read as data"
+)
+
+#: Table-driven test functions left out, and why.
+SKIP_REASONS: dict[str, str] = {}
+
+
+def git_show(repo: str, path: str) -> str:
+    """The text of `path` at the snapshot's HEAD."""
+    return subprocess.run(
+        ["git", "-C", repo, "show", f"HEAD:{path}"], capture_output=True, text=True, check=True
+    ).stdout
+
+
+def normalize(value: Any) -> Any:
+    """A Go value read by goliteral, as the JSON Ollama's API would write it."""
+    if isinstance(value, list):
+        return [normalize(item) for item in value]
+    if not isinstance(value, dict):
+        return value
+    if "$call" in value:
+        return _call(value["$call"], value["args"])
+    if "$type" in value:
+        return _typed(value["$type"], value["value"])
+    if "$expr" in value:
+        return {"$unsupported": value["$expr"]}
+    out = {}
+    for key, item in value.items():
+        if key.startswith("."):
+            key = JSON_NAMES.get(key[1:], key[1:])
+        out[key] = normalize(item)
+    return out
+
+
+def _call(name: str, args: list[Any]) -> Any:
+    """The value of a call of one of the tests' helpers."""
+    if name in ("testArgs", "testPropsMap", "api.NewToolCallFunctionArguments"):
+        return normalize(args[0]) if args else {}
+    if name in ("args", "propsMap") and isinstance(args[0], str):
+        return json.loads(args[0])
+    if name in ("testArgsOrdered", "testPropsOrdered"):
+        return dict(normalize(pair) for pair in args[0])
+    if name in ("float64", "int64", "int") and isinstance(args[0], (int, float)):
+        return float(args[0]) if name == "float64" else int(args[0])
+    if name == "len" and isinstance(args[0], str):
+        return len(args[0].encode("utf-8", errors="surrogateescape"))
+    if name == "tool":  # qwen3coder_test.go's helper: a function tool with these properties
+        parameters = {"type": "object", "properties": normalize(args[1])}
+        return {"type": "function", "function": {"name": args[0], "parameters": parameters}}
+    return {"$unsupported": f"{name}(...)"}
+
+
+def _typed(name: str, value: Any) -> Any:
+    """The value of a literal of a type the recorder must know by name."""
+    if name == "api.ThinkValue":
+        return normalize(value.get(".Value")) if isinstance(value, dict) else None
+    if name in ("orderedArg", "orderedProp"):
+        if isinstance(value, dict):
+            return [value[".Key"], normalize(value[".Value"])]
+        return [value[0], normalize(value[1])]
+    return normalize(value)
+
+
+def unsupported(value: Any) -> list[str]:
+    """The Go source pieces left in a case that are not data."""
+    if isinstance(value, dict):
+        if "$unsupported" in value:
+            return [value["$unsupported"]]
+        return [text for item in value.values() for text in unsupported(item)]
+    if isinstance(value, list):
+        return [text for item in value for text in unsupported(item)]
+    return []
+
+
+def case_name(row: dict[str, Any], index: int) -> str:
+    """A case's name: its name or desc field, else its index."""
+    for key in ("name", "desc", "description"):
+        if isinstance(row.get(key), str):
+            return row[key]
+    return f"#{index}"
+
+
+def extract_file(text: str, wanted: dict[str, str]) -> dict[str, Any]:
+    """The cases of one test file and its test functions left out, with reasons."""
+    env = environment(text)
+    cases, skipped = [], {}
+    for name, (body, end, tokens) in functions(text).items():
+        if not name.startswith("Test"):
+            continue
+        if name not in wanted:
+            skipped[name] = SKIP_REASONS.get(name, NOT_A_TABLE)
+            continue
+        for index, row in enumerate(table(tokens, body, end, wanted[name], env)):
+            data = normalize(row)
+            case = {"test": name, "name": case_name(data, index), "fields": data}
+            missing = unsupported(data)
+            if missing:
+                case["unsupported"] = missing
+            cases.append(case)
+    return {"cases": cases, "skipped": skipped}
+
+
+def main(repo: str) -> None:
+    """Extract every file in TABLES from the snapshot at `repo` into cases.json."""
+    commit = subprocess.run(
+        ["git", "-C", repo, "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    files = {path: extract_file(git_show(repo, path), wanted) for path, wanted in TABLES.items()}
+    doc = {
+        "about": "Ollama's own renderer and parser tests, extracted as data by "
+        "oracles/ollama/record.py (inputs and expected outputs are Ollama's facts).",
+        "ollama": commit,
+        "files": files,
+    }
+    OUT.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    total = sum(len(f["cases"]) for f in files.values())
+    print(f"{total} cases from {len(files)} files at {commit}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
