@@ -8,7 +8,8 @@ It reads the `*_test.go` files below at the snapshot's HEAD (`git show`), reads 
 table of each test function listed in `TABLES` with `goliteral`, turns Ollama's Go
 values into the JSON its API speaks (api.Message, api.Tool, think values) and writes
 `oracles/ollama/cases.json`: per file, the cases (test function, case name, its fields)
-and every test function of the file not extracted, with the reason.
+the values the test function names before its table (`locals`: a shared input), and
+every test function of the file not extracted, with the reason.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from oracles.ollama.goliteral import environment, functions, table
+from oracles.ollama.goliteral import assignments, environment, find, functions, table
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "cases.json"
@@ -178,13 +179,17 @@ def case_name(row: dict[str, Any], index: int) -> str:
 def extract_file(text: str, wanted: dict[str, str]) -> dict[str, Any]:
     """The cases of one test file and its test functions left out, with reasons."""
     env = environment(text)
-    cases, skipped = [], {}
+    cases, skipped, local = [], {}, {}
     for name, (body, end, tokens) in functions(text).items():
         if not name.startswith("Test"):
             continue
         if name not in wanted:
             skipped[name] = SKIP_REASONS.get(name, NOT_A_TABLE)
             continue
+        start = find(tokens, wanted[name], ":=", start=body)
+        given = normalize(assignments(tokens, body, start, env))
+        if given:
+            local[name] = given
         for index, row in enumerate(table(tokens, body, end, wanted[name], env)):
             data = normalize(row)
             case = {"test": name, "name": case_name(data, index), "fields": data}
@@ -192,7 +197,7 @@ def extract_file(text: str, wanted: dict[str, str]) -> dict[str, Any]:
             if missing:
                 case["unsupported"] = missing
             cases.append(case)
-    return {"cases": cases, "skipped": skipped}
+    return {"cases": cases, "locals": local, "skipped": skipped}
 
 
 def main(repo: str) -> None:

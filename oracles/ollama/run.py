@@ -1,0 +1,179 @@
+"""Run the extracted Ollama test cases against the engine's renderers and parsers.
+
+`python -m oracles.ollama.run` prints, per family, the cases that pass, fail and are
+skipped (with the reason); `tests/test_ollama_suite.py` runs each case as a test.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+CASES = Path(__file__).resolve().parent / "cases.json"
+
+
+class NotBuilt(Exception):
+    """The case needs a part of Ollama the engine does not reproduce (the reason)."""
+
+
+@dataclass(frozen=True)
+class Case:
+    """One extracted case: its upstream file and test, name and fields."""
+
+    file: str
+    test: str
+    name: str
+    fields: dict[str, Any]
+    local: dict[str, Any]
+    unsupported: tuple[str, ...] = ()
+
+    @property
+    def id(self) -> str:
+        """A stable test id."""
+        return f"{self.test}/{self.name}"
+
+
+def load() -> tuple[str, list[Case], dict[str, dict[str, str]]]:
+    """The Ollama commit, every case, and per file the tests left out with reasons."""
+    doc = json.loads(CASES.read_text(encoding="utf-8"))
+    cases = [
+        Case(
+            path,
+            c["test"],
+            c["name"],
+            c["fields"],
+            part["locals"].get(c["test"], {}),
+            tuple(c.get("unsupported", ())),
+        )
+        for path, part in doc["files"].items()
+        for c in part["cases"]
+    ]
+    skipped = {path: part["skipped"] for path, part in doc["files"].items()}
+    return doc["ollama"], cases, skipped
+
+
+def _renderer(name: str) -> Callable[..., str]:
+    """The engine's renderer by its Modelfile name, or NotBuilt."""
+    from app.render.engines.ollama.renderers import RENDERERS
+
+    if name not in RENDERERS:
+        raise NotBuilt(f"the {name!r} renderer is not reproduced yet")
+    return RENDERERS[name]
+
+
+def _render(name: str, messages: str, tools: str | None, think: str | None) -> Callable:
+    """A runner: render the case's fields with renderer `name`; want `expected`."""
+
+    def run(case: Case) -> tuple[Any, Any]:
+        f = case.fields
+        got = _renderer(name)(
+            f.get(messages) or [], f.get(tools) if tools else None, f.get(think) if think else None
+        )
+        return got, f.get("expected", f.get("want"))
+
+    return run
+
+
+def _qwen3coder_unit(function: str, arg: str) -> Callable:
+    """A runner of one of qwen3coder.go's helpers on the case's `arg` field."""
+
+    def run(case: Case) -> tuple[Any, Any]:
+        from app.render.engines.ollama.renderers import qwen3coder
+
+        return getattr(qwen3coder, function)(case.fields.get(arg)), case.fields["expected"]
+
+    return run
+
+
+def _gemma4_variant(case: Case) -> tuple[Any, Any]:
+    """TestGemma4RendererVariants...: the named renderer on the test's shared messages."""
+    renderer = _renderer(case.fields["rendererName"])
+    return renderer(case.local["messages"], None, None), case.fields["expected"]
+
+
+#: Test function -> (family, runner).
+RUNNERS: dict[str, tuple[str, Callable[[Case], tuple[Any, Any]]]] = {
+    "TestQwen3CoderRenderer": ("qwen3-coder", _render("qwen3-coder", "msgs", "tools", None)),
+    "TestFormatToolCallArgument": ("qwen3-coder", _qwen3coder_unit("format_argument", "arg")),
+    "TestQwen3ToolDefinitionTypes": (
+        "qwen3-coder",
+        _qwen3coder_unit("format_type", "propertyType"),
+    ),
+    "TestDeepSeekRenderer": (
+        "deepseek3.1",
+        _render("deepseek3.1", "messages", "tools", "thinkValue"),
+    ),
+    "TestGLM47Renderer": ("glm-4.7", _render("glm-4.7", "messages", "tools", "thinkValue")),
+    "TestGemma4RendererMatchesReference": (
+        "gemma4",
+        _render("gemma4", "messages", "tools", "think"),
+    ),
+    "TestGemma4RendererVariantsMatchExpectedGenerationPrompt": ("gemma4", _gemma4_variant),
+}
+
+#: Upstream file -> family, for the tests without a runner yet.
+FAMILY_OF_FILE = {
+    "model/renderers/qwen3coder_test.go": "qwen3-coder",
+    "model/renderers/deepseek3_test.go": "deepseek3.1",
+    "model/renderers/glm47_test.go": "glm-4.7",
+    "model/renderers/gemma4_reference_test.go": "gemma4",
+    "model/parsers/qwen3_test.go": "qwen3",
+    "model/parsers/qwen3coder_test.go": "qwen3-coder",
+    "model/parsers/deepseek3_test.go": "deepseek3.1",
+    "model/parsers/glm47_test.go": "glm-4.7",
+    "model/parsers/gemma4_test.go": "gemma4",
+    "harmony/harmonyparser_test.go": "gpt-oss (harmony)",
+}
+
+
+def family(case: Case) -> str:
+    """The family a case belongs to."""
+    return RUNNERS[case.test][0] if case.test in RUNNERS else FAMILY_OF_FILE[case.file]
+
+
+def run(case: Case) -> tuple[Any, Any]:
+    """(what ours gives, what Ollama's test expects); NotBuilt when it cannot run."""
+    if case.unsupported:
+        raise NotBuilt(f"the case holds Go code, not data: {', '.join(case.unsupported)}")
+    if case.test not in RUNNERS:
+        raise NotBuilt(f"{case.test} ({case.file}) is not run yet: its part is not reproduced")
+    return RUNNERS[case.test][1](case)
+
+
+def same(got: Any, want: Any) -> bool:
+    """Equal as Go's DeepEqual sees decoded JSON: 1 and 1.0 differ, so compare typed."""
+    return json.dumps(got, sort_keys=True) == json.dumps(want, sort_keys=True)
+
+
+def main() -> None:
+    """Print the tally per family: passed / run / total, and the skip reasons."""
+    commit, cases, skipped = load()
+    tally: dict[str, list[int]] = {}
+    reasons: dict[str, int] = {}
+    for case in cases:
+        counts = tally.setdefault(family(case), [0, 0, 0])
+        counts[2] += 1
+        try:
+            got, want = run(case)
+        except NotBuilt as why:
+            reasons[f"{family(case)}: {why}"] = reasons.get(f"{family(case)}: {why}", 0) + 1
+            continue
+        counts[1] += 1
+        counts[0] += same(got, want)
+    print(f"Ollama {commit[:7]}: family: passed / run / extracted")
+    for name, (passed, ran, total) in tally.items():
+        print(f"  {name}: {passed} / {ran} / {total}")
+    print("Skipped cases:")
+    for why, count in reasons.items():
+        print(f"  {count} x {why}")
+    print("Test functions not extracted:")
+    for path, tests in skipped.items():
+        for test, why in tests.items():
+            print(f"  {path}::{test}: {why}")
+
+
+if __name__ == "__main__":
+    main()
