@@ -184,7 +184,9 @@ class Reader:
             return self.elements()
         if text in ("[", "map", "struct", "*"):
             self.skip_type()
-            return self.elements()
+            value = self.elements()
+            # An empty literal is a map or struct unless its type is a slice.
+            return {} if value == [] and text != "[" else value
         if text == "func":
             start = self.pos
             self.skip_type()
@@ -212,6 +214,8 @@ class Reader:
                 value = self.env[f"{name}()"]
         elif self.peek() == "{":
             value = self.elements()
+            if value == [] and name not in ("api.PropertyType",):
+                value = {}  # an empty struct literal
             value = {"$type": name, "value": value} if name in TYPED else value
         elif name in self.env:
             value = self.env[name]

@@ -94,6 +94,50 @@ def _gemma4_variant(case: Case) -> tuple[Any, Any]:
     return renderer(case.local["messages"], None, None), case.fields["expected"]
 
 
+def _qwen3coder_events(case: Case) -> tuple[Any, Any]:
+    """TestQwenParserStreaming: the events after each step (steps with none left out)."""
+    from app.render.engines.ollama.parsers import qwen3coder
+
+    buffer, inside, got, want = "", False, [], []
+    for step in case.fields["steps"]:
+        found, buffer, inside = qwen3coder.events(buffer + step["input"], inside)
+        names = {"content": "content", "call": "raw"}
+        if found or step["wantEvents"]:
+            got.append([{names[kind]: text} for kind, text in found])
+            want.append(step["wantEvents"])
+    return got, want
+
+
+def _qwen3coder_call(case: Case) -> tuple[Any, Any]:
+    """TestQwenToolParser: one raw call read with the step's tools (compared as Go JSON)."""
+    from app.render.engines.ollama.parsers import qwen3coder
+
+    name, arguments = qwen3coder.parse_tool_call(case.fields["rawToolCall"], case.fields["tools"])
+    want = case.fields["wantToolCall"]["function"]
+    return _call_json(name, arguments), _call_json(want["name"], want.get("arguments") or {})
+
+
+def _call_json(name: str, arguments: dict[str, Any]) -> str:
+    """A tool call as Ollama's tests compare them: the name and each argument's JSON."""
+    from app.render.engines.ollama import gojson
+
+    return name + gojson.marshal(arguments)
+
+
+def _parser_unit(module: str, function: str, *fields: str) -> Callable:
+    """A runner of a parser module's helper on the case's fields; want `want`."""
+
+    def run(case: Case) -> tuple[Any, Any]:
+        import importlib
+
+        helper = getattr(
+            importlib.import_module(f"app.render.engines.ollama.parsers.{module}"), function
+        )
+        return helper(*(case.fields.get(f) for f in fields)), case.fields["want"]
+
+    return run
+
+
 #: Test function -> (family, runner).
 RUNNERS: dict[str, tuple[str, Callable[[Case], tuple[Any, Any]]]] = {
     "TestQwen3CoderRenderer": ("qwen3-coder", _render("qwen3-coder", "msgs", "tools", None)),
@@ -112,6 +156,22 @@ RUNNERS: dict[str, tuple[str, Callable[[Case], tuple[Any, Any]]]] = {
         _render("gemma4", "messages", "tools", "think"),
     ),
     "TestGemma4RendererVariantsMatchExpectedGenerationPrompt": ("gemma4", _gemma4_variant),
+    "TestQwenParserStreaming": ("qwen3-coder", _qwen3coder_events),
+    "TestQwenToolParser": ("qwen3-coder", _qwen3coder_call),
+    "TestQwenToolCallValueParsing": (
+        "qwen3-coder",
+        _parser_unit("qwen3coder", "parse_value", "raw", "paramType"),
+    ),
+    "TestQwenXMLTransform": ("qwen3-coder", _parser_unit("qwen3coder", "transform_to_xml", "raw")),
+    "TestTrailingWhitespaceLen": (
+        "qwen3-coder",
+        _parser_unit("message", "trailing_whitespace_len", "s"),
+    ),
+    "TestTrailingWhitespaceLenUnicode": (
+        "qwen3-coder",
+        _parser_unit("message", "trailing_whitespace_len", "input"),
+    ),
+    "TestOverlapFunction": ("qwen3-coder", _parser_unit("message", "overlap", "s", "delim")),
 }
 
 #: Upstream file -> family, for the tests without a runner yet.

@@ -1,0 +1,23 @@
+"""Ollama's model-specific parsers, by the name a Modelfile's `PARSER` gives them.
+
+Each reads a whole answer (with the request's tools and `think` value) into an
+`OllamaMessage`, as `model/parsers/` does at ollama/ollama fb30760 (`ParserForName`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from app.render.engines.ollama.parsers import qwen3, qwen3coder
+from app.render.engines.ollama.parsers.message import OllamaMessage
+
+Parser = Callable[[str, list[dict[str, Any]] | None, bool | str | None], OllamaMessage]
+
+PARSERS: dict[str, Parser] = {
+    "qwen3": qwen3.make(thinking_support=False, default_thinking=False),
+    "qwen3-thinking": qwen3.make(thinking_support=True, default_thinking=True),
+    "qwen3-coder": qwen3coder.parse,
+}
+
+__all__ = ["PARSERS", "OllamaMessage", "Parser"]
