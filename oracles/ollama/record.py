@@ -91,6 +91,9 @@ TABLES: dict[str, dict[str, str]] = {
     },
 }
 
+#: Files whose tests are statements, read by record_steps.py.
+STEP_FILES = ("model/parsers/qwen3_test.go", "model/parsers/glm47_test.go")
+
 #: Why a test function with no table is left out.
 NOT_A_TABLE = (
     "not table-driven: its inputs and expectations are Go statements (calls and if "
@@ -205,7 +208,15 @@ def main(repo: str) -> None:
     commit = subprocess.run(
         ["git", "-C", repo, "rev-parse", "HEAD"], capture_output=True, text=True, check=True
     ).stdout.strip()
-    files = {path: extract_file(git_show(repo, path), wanted) for path, wanted in TABLES.items()}
+    from oracles.ollama.record_steps import extract_steps  # it imports normalize from here
+
+    files = {}
+    for path, wanted in TABLES.items():
+        text = git_show(repo, path)
+        files[path] = extract_file(text, wanted)
+        if path in STEP_FILES:
+            cases, skipped = extract_steps(text, environment(text))
+            files[path].update(cases=cases, skipped=skipped)
     doc = {
         "about": "Ollama's own renderer and parser tests, extracted as data by "
         "oracles/ollama/record.py (inputs and expected outputs are Ollama's facts).",

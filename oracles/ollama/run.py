@@ -138,6 +138,60 @@ def _parser_unit(module: str, function: str, *fields: str) -> Callable:
     return run
 
 
+def _session_parser(spec: dict[str, Any]) -> Callable[..., Any]:
+    """The engine's parser for a test's `parser := ...` (NotBuilt when it is not there)."""
+    from app.render.engines.ollama.parsers import PARSERS, qwen3
+
+    if spec.get("type") == "Qwen3Parser":
+        fields = spec["fields"]
+        return qwen3.make(fields["hasThinkingSupport"], fields["defaultThinking"])
+    name = spec.get("name") or {"GLM47Parser": "glm-4.7"}.get(spec.get("type", ""), "")
+    if name not in PARSERS:
+        raise NotBuilt(f"the parser {name or spec.get('type')!r} is not reproduced yet")
+    return PARSERS[name]
+
+
+def _joined(steps: list[dict[str, Any]], field: str) -> Any:
+    """A check joined over the steps (None when a step does not make it)."""
+    values = [step["checks"].get(field) for step in steps]
+    kind = int if field == "calls" else str
+    if not all(isinstance(value, kind) for value in values):
+        return None  # a step without this check, or one against another variable
+    return sum(values) if field == "calls" else "".join(values)
+
+
+def _session(case: Case) -> tuple[Any, Any]:
+    """A statement-style parser test: its Adds' texts read at once, its checks joined."""
+    f = case.fields
+    tools, _last, think = f["init"]
+    message = _session_parser(f["parser"])("".join(s["text"] for s in f["steps"]), tools, think)
+    calls = [_call_json(name, arguments) for name, arguments in message.tool_calls]
+    got, want = {}, {}
+    for field in ("content", "thinking", "calls"):
+        joined = _joined(f["steps"], field)
+        if isinstance(joined, (str, int)):
+            want[field] = joined
+            got[field] = len(calls) if field == "calls" else getattr(message, field)
+    before = 0
+    for step in f["steps"]:
+        if "first_name" in step["checks"]:
+            want[f"name {before}"] = step["checks"]["first_name"]
+            got[f"name {before}"] = message.tool_calls[before][0] if len(calls) > before else None
+        before += (
+            step["checks"].get("calls", 0) if isinstance(step["checks"].get("calls"), int) else 0
+        )
+    if "want" in f:
+        wanted = f["want"] if isinstance(f["want"], list) else [f["want"]]
+        want["tool calls"] = [
+            _call_json(w["function"]["name"], w["function"]["arguments"]) for w in wanted
+        ]
+        got["tool calls"] = calls[: len(wanted)]
+    if "want_args" in f:
+        want["first arguments"] = _call_json("", f["want_args"])
+        got["first arguments"] = _call_json("", message.tool_calls[0][1]) if calls else None
+    return got, want
+
+
 #: Test function -> (family, runner).
 RUNNERS: dict[str, tuple[str, Callable[[Case], tuple[Any, Any]]]] = {
     "TestQwen3CoderRenderer": ("qwen3-coder", _render("qwen3-coder", "msgs", "tools", None)),
@@ -194,13 +248,21 @@ def family(case: Case) -> str:
     return RUNNERS[case.test][0] if case.test in RUNNERS else FAMILY_OF_FILE[case.file]
 
 
+def _runner(case: Case) -> Callable[[Case], tuple[Any, Any]] | None:
+    """The runner of a case: its test's, or the session runner for a parser session."""
+    if case.test in RUNNERS:
+        return RUNNERS[case.test][1]
+    return _session if "steps" in case.fields and "parser" in case.fields else None
+
+
 def run(case: Case) -> tuple[Any, Any]:
     """(what ours gives, what Ollama's test expects); NotBuilt when it cannot run."""
     if case.unsupported:
         raise NotBuilt(f"the case holds Go code, not data: {', '.join(case.unsupported)}")
-    if case.test not in RUNNERS:
+    runner = _runner(case)
+    if runner is None:
         raise NotBuilt(f"{case.test} ({case.file}) is not run yet: its part is not reproduced")
-    return RUNNERS[case.test][1](case)
+    return runner(case)
 
 
 def same(got: Any, want: Any) -> bool:
