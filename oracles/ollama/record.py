@@ -8,7 +8,7 @@ It reads the `*_test.go` files below at the snapshot's HEAD (`git show`), reads 
 table of each test function listed in `TABLES` with `goliteral`, turns Ollama's Go
 values into the JSON its API speaks (api.Message, api.Tool, think values) and writes
 `oracles/ollama/cases.json`: per file, the cases (test function, case name, its fields)
-the values the test function names before its table (`locals`: a shared input), and
+the values the test function names beside its table (`locals`: a shared input), and
 every test function of the file not extracted, with the reason.
 """
 
@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from oracles.ollama.goliteral import assignments, environment, find, functions, table
+from oracles.ollama.goliteral import assignments, environment, functions, table
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "cases.json"
@@ -81,6 +81,11 @@ TABLES: dict[str, dict[str, str]] = {
         "TestDeepSeekParser_EdgeCases": "tests",
     },
     "model/parsers/glm47_test.go": {},
+    "model/parsers/glm46_test.go": {
+        "TestGLM46ToolCallParsing": "cases",
+        "TestRepairGLM46XML": "cases",
+        "TestGLM46ParserRejectsIncompleteToolCallOnDone": "tests",
+    },
     "model/parsers/gemma4_test.go": {
         "TestGemma4Parser": "tests",
         "TestGemma4Parser_StreamingSplitThinkingTag": "tests",
@@ -189,8 +194,8 @@ def extract_file(text: str, wanted: dict[str, str]) -> dict[str, Any]:
         if name not in wanted:
             skipped[name] = SKIP_REASONS.get(name, NOT_A_TABLE)
             continue
-        start = find(tokens, wanted[name], ":=", start=body)
-        given = normalize(assignments(tokens, body, start, env))
+        given = normalize(assignments(tokens, body, end, env))
+        given.pop(wanted[name], None)
         if given:
             local[name] = given
         for index, row in enumerate(table(tokens, body, end, wanted[name], env)):

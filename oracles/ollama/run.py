@@ -192,6 +192,30 @@ def _session(case: Case) -> tuple[Any, Any]:
     return got, want
 
 
+def _glm_call(case: Case) -> tuple[Any, Any]:
+    """TestGLM46ToolCallParsing: one raw call read with the case's tools."""
+    from app.render.engines.ollama.parsers import glm46
+
+    name, arguments = glm46.parse_tool_call(case.fields["rawToolCall"], case.fields["tools"])
+    want = case.fields["wantToolCall"]["function"]
+    return _call_json(name, arguments), _call_json(want["name"], want.get("arguments") or {})
+
+
+def _glm_rejects(case: Case) -> tuple[Any, Any]:
+    """TestGLM46ParserRejectsIncompleteToolCallOnDone: the answer's parse fails so."""
+    from app.render.engines.ollama.parsers import glm46
+    from app.render.engines.ollama.parsers.qwen3coder import ToolCallError
+
+    tools = case.local["tools"]
+    if isinstance(tools, dict) and "$unsupported" in tools:
+        raise NotBuilt(f"its tools come from Go statements, not data: {tools['$unsupported']}")
+    try:
+        glm46.make(start_thinking=False)(case.fields["input"], tools, None)
+    except ToolCallError as error:
+        return "incomplete GLM tool call" in str(error), True
+    return "parsed without an error", True
+
+
 #: Test function -> (family, runner).
 RUNNERS: dict[str, tuple[str, Callable[[Case], tuple[Any, Any]]]] = {
     "TestQwen3CoderRenderer": ("qwen3-coder", _render("qwen3-coder", "msgs", "tools", None)),
@@ -226,6 +250,9 @@ RUNNERS: dict[str, tuple[str, Callable[[Case], tuple[Any, Any]]]] = {
         _parser_unit("message", "trailing_whitespace_len", "input"),
     ),
     "TestOverlapFunction": ("qwen3-coder", _parser_unit("message", "overlap", "s", "delim")),
+    "TestGLM46ToolCallParsing": ("glm-4.7", _glm_call),
+    "TestRepairGLM46XML": ("glm-4.7", _parser_unit("glm46_repair", "repair", "input")),
+    "TestGLM46ParserRejectsIncompleteToolCallOnDone": ("glm-4.7", _glm_rejects),
 }
 
 #: Upstream file -> family, for the tests without a runner yet.
@@ -238,6 +265,7 @@ FAMILY_OF_FILE = {
     "model/parsers/qwen3coder_test.go": "qwen3-coder",
     "model/parsers/deepseek3_test.go": "deepseek3.1",
     "model/parsers/glm47_test.go": "glm-4.7",
+    "model/parsers/glm46_test.go": "glm-4.7",
     "model/parsers/gemma4_test.go": "gemma4",
     "harmony/harmonyparser_test.go": "gpt-oss (harmony)",
 }
