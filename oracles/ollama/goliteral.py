@@ -216,7 +216,8 @@ class Reader:
             value = self.elements()
             if value == [] and name not in ("api.PropertyType",):
                 value = {}  # an empty struct literal
-            value = {"$type": name, "value": value} if name in TYPED else value
+            typed = name in TYPED or "Event" in name  # an event's type is its meaning
+            value = {"$type": name, "value": value} if typed else value
         elif name in self.env:
             value = self.env[name]
         else:

@@ -91,8 +91,12 @@ TABLES: dict[str, dict[str, str]] = {
         "TestGemma4Parser_StreamingSplitThinkingTag": "tests",
     },
     "harmony/harmonyparser_test.go": {
+        "TestHeaderParsing": "tests",
+        "TestHarmonyParserHeaderEvent": "tests",
         "TestHarmonyParserNonStreaming": "tests",
         "TestHarmonyParserStreaming": "cases",
+        "TestFunctionConvertToValidChars": "tests",
+        "TestFunctionConvertAndAdd": "tests",
     },
 }
 
@@ -162,6 +166,8 @@ def _typed(name: str, value: Any) -> Any:
         if isinstance(value, dict):
             return [value[".Key"], normalize(value[".Value"])]
         return [value[0], normalize(value[1])]
+    if "Event" in name:  # a parser event: its type, then its fields
+        return {"event": name.split(".")[-1], **normalize(value or {})}
     return normalize(value)
 
 

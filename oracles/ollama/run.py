@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 CASES = Path(__file__).resolve().parent / "cases.json"
+HARMONY = "gpt-oss (harmony)"
 
 
 class NotBuilt(Exception):
@@ -101,9 +102,12 @@ def _qwen3coder_events(case: Case) -> tuple[Any, Any]:
     buffer, inside, got, want = "", False, [], []
     for step in case.fields["steps"]:
         found, buffer, inside = qwen3coder.events(buffer + step["input"], inside)
-        names = {"content": "content", "call": "raw"}
+        names = {
+            "content": ("qwenEventContent", "content"),
+            "call": ("qwenEventRawToolCall", "raw"),
+        }
         if found or step["wantEvents"]:
-            got.append([{names[kind]: text} for kind, text in found])
+            got.append([{"event": names[k][0], names[k][1]: text} for k, text in found])
             want.append(step["wantEvents"])
     return got, want
 
@@ -216,6 +220,17 @@ def _glm_rejects(case: Case) -> tuple[Any, Any]:
     return "parsed without an error", True
 
 
+def _harmony(name: str) -> Callable[[Case], tuple[Any, Any]]:
+    """A runner from run_harmony.py on the case's fields."""
+
+    def run(case: Case) -> tuple[Any, Any]:
+        from oracles.ollama import run_harmony
+
+        return getattr(run_harmony, name)(case.fields)
+
+    return run
+
+
 #: Test function -> (family, runner).
 RUNNERS: dict[str, tuple[str, Callable[[Case], tuple[Any, Any]]]] = {
     "TestQwen3CoderRenderer": ("qwen3-coder", _render("qwen3-coder", "msgs", "tools", None)),
@@ -251,6 +266,12 @@ RUNNERS: dict[str, tuple[str, Callable[[Case], tuple[Any, Any]]]] = {
     ),
     "TestOverlapFunction": ("qwen3-coder", _parser_unit("message", "overlap", "s", "delim")),
     "TestGLM46ToolCallParsing": ("glm-4.7", _glm_call),
+    "TestHeaderParsing": (HARMONY, _harmony("header")),
+    "TestHarmonyParserHeaderEvent": (HARMONY, _harmony("header_event")),
+    "TestHarmonyParserNonStreaming": (HARMONY, _harmony("non_streaming")),
+    "TestHarmonyParserStreaming": (HARMONY, _harmony("streaming")),
+    "TestFunctionConvertToValidChars": (HARMONY, _harmony("valid_chars")),
+    "TestFunctionConvertAndAdd": (HARMONY, _harmony("convert_and_add")),
     "TestRepairGLM46XML": ("glm-4.7", _parser_unit("glm46_repair", "repair", "input")),
     "TestGLM46ParserRejectsIncompleteToolCallOnDone": ("glm-4.7", _glm_rejects),
 }
@@ -267,7 +288,7 @@ FAMILY_OF_FILE = {
     "model/parsers/glm47_test.go": "glm-4.7",
     "model/parsers/glm46_test.go": "glm-4.7",
     "model/parsers/gemma4_test.go": "gemma4",
-    "harmony/harmonyparser_test.go": "gpt-oss (harmony)",
+    "harmony/harmonyparser_test.go": HARMONY,
 }
 
 
