@@ -231,6 +231,39 @@ def _harmony(name: str) -> Callable[[Case], tuple[Any, Any]]:
     return run
 
 
+def _deepseek(case: Case) -> tuple[Any, Any]:
+    """TestDeepSeekParser(_Streaming, _EdgeCases): the input (chunks joined) read at once."""
+    from app.render.engines.ollama.parsers import PARSERS
+
+    f = case.fields
+    text = f["input"] if "input" in f else "".join(f["chunks"])
+    message = PARSERS["deepseek3"](text, [], f.get("hasThinking", False))
+    got = {"content": message.content, "thinking": message.thinking}
+    want = {"content": f.get("expectedContent", ""), "thinking": f.get("expectedThinking", "")}
+    if case.test != "TestDeepSeekParser_EdgeCases":  # that test does not check the calls
+        got["calls"] = [_call_json(name, arguments) for name, arguments in message.tool_calls]
+        wanted = f.get("expectedCalls") or []
+        want["calls"] = [
+            _call_json(c["function"]["name"], c["function"].get("arguments") or {}) for c in wanted
+        ]
+    return got, want
+
+
+def _deepseek_call(case: Case) -> tuple[Any, Any]:
+    """TestDeepSeek3Parser_parseToolCallContent: one call's text, or its error."""
+    from app.render.engines.ollama.parsers import deepseek3
+    from app.render.engines.ollama.parsers.qwen3coder import ToolCallError
+
+    try:
+        name, arguments = deepseek3.parse_tool_call_content(case.fields["content"])
+    except ToolCallError:
+        return "error", "error" if case.fields.get("expectError") else "a tool call"
+    if case.fields.get("expectError"):
+        return _call_json(name, arguments), "error"
+    want = case.fields["expected"]["function"]
+    return _call_json(name, arguments), _call_json(want["name"], want.get("arguments") or {})
+
+
 #: Test function -> (family, runner).
 RUNNERS: dict[str, tuple[str, Callable[[Case], tuple[Any, Any]]]] = {
     "TestQwen3CoderRenderer": ("qwen3-coder", _render("qwen3-coder", "msgs", "tools", None)),
@@ -266,6 +299,10 @@ RUNNERS: dict[str, tuple[str, Callable[[Case], tuple[Any, Any]]]] = {
     ),
     "TestOverlapFunction": ("qwen3-coder", _parser_unit("message", "overlap", "s", "delim")),
     "TestGLM46ToolCallParsing": ("glm-4.7", _glm_call),
+    "TestDeepSeekParser": ("deepseek3.1", _deepseek),
+    "TestDeepSeekParser_Streaming": ("deepseek3.1", _deepseek),
+    "TestDeepSeekParser_EdgeCases": ("deepseek3.1", _deepseek),
+    "TestDeepSeek3Parser_parseToolCallContent": ("deepseek3.1", _deepseek_call),
     "TestHeaderParsing": (HARMONY, _harmony("header")),
     "TestHarmonyParserHeaderEvent": (HARMONY, _harmony("header_event")),
     "TestHarmonyParserNonStreaming": (HARMONY, _harmony("non_streaming")),
@@ -304,8 +341,20 @@ def _runner(case: Case) -> Callable[[Case], tuple[Any, Any]] | None:
     return _session if "steps" in case.fields and "parser" in case.fields else None
 
 
+#: Cases whose expectation depends on where the stream is cut, and why ours differs.
+CHUNKING = {
+    "TestDeepSeekParser_Streaming/streaming_with_split_tags": (
+        "its expected content keeps the space before the tool calls because that space "
+        "arrived in an earlier chunk (deepseek3 emits content at once); the engine's "
+        "parsers read the answer as one chunk, which trims it (Content beforeafter)"
+    ),
+}
+
+
 def run(case: Case) -> tuple[Any, Any]:
     """(what ours gives, what Ollama's test expects); NotBuilt when it cannot run."""
+    if case.id in CHUNKING:
+        raise NotBuilt(CHUNKING[case.id])
     if case.unsupported:
         raise NotBuilt(f"the case holds Go code, not data: {', '.join(case.unsupported)}")
     runner = _runner(case)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from app.render.engines.ollama.parsers import glm46, harmony, qwen3, qwen3coder
+from app.render.engines.ollama.parsers import deepseek3, glm46, harmony, qwen3, qwen3coder
 from app.render.engines.ollama.parsers.message import OllamaMessage
 
 Parser = Callable[[str, list[dict[str, Any]] | None, bool | str | None], OllamaMessage]
@@ -20,6 +20,7 @@ PARSERS: dict[str, Parser] = {
     "qwen3-coder": qwen3coder.parse,
     "glm-4.7": glm46.make(start_thinking=True),
     "harmony": harmony.parse,
+    "deepseek3": deepseek3.parse,
 }
 
 __all__ = ["PARSERS", "OllamaMessage", "Parser"]
