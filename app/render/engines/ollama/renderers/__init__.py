@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from app.render.engines.ollama.renderers import deepseek3, glm47, qwen3coder
+from app.render.engines.ollama.renderers import deepseek3, gemma4, glm47, qwen3coder
 
 Renderer = Callable[[list[dict[str, Any]], list[dict[str, Any]] | None, bool | str | None], str]
 
@@ -19,4 +19,7 @@ RENDERERS: dict[str, Renderer] = {
     "qwen3-coder": qwen3coder.render,
     "deepseek3.1": deepseek3.render,
     "glm-4.7": glm47.render,
+    "gemma4": gemma4.make(empty_block_on_nothink=False),
+    "gemma4-small": gemma4.make(empty_block_on_nothink=False),
+    "gemma4-large": gemma4.make(empty_block_on_nothink=True),
 }
