@@ -24,7 +24,7 @@ from app.render.engines.ollama.parsers.message import (
     trim_left,
     trim_right,
 )
-from app.render.engines.ollama.parsers.qwen3coder import ToolCallError, _kinds, parse_value
+from app.render.engines.ollama.parsers.qwen3coder import ToolCallError, kinds, parse_value
 
 THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
 TOOL_OPEN, TOOL_CLOSE = "<tool_call>", "</tool_call>"
@@ -131,7 +131,7 @@ def parse_tool_call(raw: str, tools: list[dict[str, Any]] | None) -> tuple[str, 
         )
     arguments = {}
     for key, value in zip(keys, values, strict=True):
-        arguments[key.strip()] = parse_value(value, _kinds(tools or [], name, key.strip()))
+        arguments[key.strip()] = parse_value(value, kinds(tools or [], name, key.strip()))
     return name, arguments
 
 

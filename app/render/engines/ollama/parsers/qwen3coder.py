@@ -136,7 +136,7 @@ def parse_value(raw: str, kinds: list[str] | None) -> Any:
     return _typed(raw, list(kinds))[1]
 
 
-def _kinds(tools: list[dict[str, Any]], function: str, name: str) -> list[str]:
+def kinds(tools: list[dict[str, Any]], function: str, name: str) -> list[str]:
     """The types the named tool's schema gives a parameter (anyOf's joined)."""
     for tool in tools:
         fn = tool.get("function", {})
@@ -213,7 +213,7 @@ def parse_tool_call(raw: str, tools: list[dict[str, Any]] | None) -> tuple[str, 
         raise ToolCallError(f"expected element type <function> but have <{tag}>")
     arguments: dict[str, Any] = {}
     for key, text in reader.parameters:
-        arguments[key] = parse_value(text, _kinds(tools or [], name, key))
+        arguments[key] = parse_value(text, kinds(tools or [], name, key))
     return name, arguments
 
 
