@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from oracles.ollama.goliteral import assignments, environment, functions, table
+from oracles.ollama.gofile import assignments, environment, functions, table
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "cases.json"
@@ -89,6 +89,16 @@ TABLES: dict[str, dict[str, str]] = {
     "model/parsers/gemma4_test.go": {
         "TestGemma4Parser": "tests",
         "TestGemma4Parser_StreamingSplitThinkingTag": "tests",
+        "TestGemma4Parser_IgnoresExtraToolCallCloseTags": "tests",
+        "TestGemma4Parser_IgnoresToolResponseBoundaryAfterToolCall": "tests",
+        "TestGemma4ArgsToJSON": "tests",
+        "TestRepairGemma4MissingStringDelimiter": "tests",
+        "TestRepairGemma4MissingObjectClose": "tests",
+        "TestRepairGemma4SingleQuotedValues": "tests",
+        "TestRepairGemma4RawTerminalStringValue": "tests",
+        "TestGemma4RepairCandidates": "tests",
+        "TestParseGemma4ToolCall_RepairsIssue15315Examples": "tests",
+        "TestParseGemma4ToolCall_RepairsMultipleProperties": "tests",
     },
     "harmony/harmonyparser_test.go": {
         "TestHeaderParsing": "tests",
@@ -154,6 +164,10 @@ def _call(name: str, args: list[Any]) -> Any:
         return len(args[0].encode("utf-8", errors="surrogateescape"))
     if name == "tool":  # qwen3coder_test.go's helper: a function tool with these properties
         parameters = {"type": "object", "properties": normalize(args[1])}
+        return {"type": "function", "function": {"name": args[0], "parameters": parameters}}
+    if name == "gemma4TestStringTool":  # gemma4_test.go's helper: string arguments by name
+        props = {arg: {"type": ["string"]} for arg in args[1:]}
+        parameters = {"type": "object", "properties": props}
         return {"type": "function", "function": {"name": args[0], "parameters": parameters}}
     return {"$unsupported": f"{name}(...)"}
 

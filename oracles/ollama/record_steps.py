@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from oracles.ollama.goliteral import Reader, assignments, functions, tokenize
+from oracles.ollama.gofile import assignments, functions
+from oracles.ollama.goliteral import Reader, tokenize
 from oracles.ollama.record import normalize
 
 #: The checks read after an Add: the token pattern ("$" is the value) and its field.

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from app.render.engines.ollama.parsers import deepseek3, glm46, harmony, qwen3, qwen3coder
+from app.render.engines.ollama.parsers import deepseek3, gemma4, glm46, harmony, qwen3, qwen3coder
 from app.render.engines.ollama.parsers.message import OllamaMessage
 
 Parser = Callable[[str, list[dict[str, Any]] | None, bool | str | None], OllamaMessage]
@@ -21,6 +21,8 @@ PARSERS: dict[str, Parser] = {
     "glm-4.7": glm46.make(start_thinking=True),
     "harmony": harmony.parse,
     "deepseek3": deepseek3.parse,
+    "gemma4": gemma4.make(thinking_support=True),
+    "gemma4-no-thinking": gemma4.make(thinking_support=False),
 }
 
 __all__ = ["PARSERS", "OllamaMessage", "Parser"]
