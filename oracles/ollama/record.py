@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from oracles.ollama.gofile import assignments, environment, functions, table
+from oracles.ollama.goliteral import tokenize
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "cases.json"
@@ -228,6 +229,18 @@ def extract_file(text: str, wanted: dict[str, str]) -> dict[str, Any]:
     return {"cases": cases, "locals": local, "skipped": skipped}
 
 
+def names(text: str) -> list[str]:
+    """The string cases of a Go file's switch statements (`case "a", "b":`)."""
+    tokens = tokenize(text)
+    found = []
+    for i, (_, word) in enumerate(tokens):
+        j = i + 1
+        while word == "case" and tokens[j][0] == "str":
+            found.append(tokens[j][1].strip('"'))
+            j += 2 if tokens[j + 1][1] == "," else 1
+    return found
+
+
 def main(repo: str) -> None:
     """Extract every file in TABLES from the snapshot at `repo` into cases.json."""
     commit = subprocess.run(
@@ -246,6 +259,10 @@ def main(repo: str) -> None:
         "about": "Ollama's own renderer and parser tests, extracted as data by "
         "oracles/ollama/record.py (inputs and expected outputs are Ollama's facts).",
         "ollama": commit,
+        # The names a Modelfile's RENDERER and PARSER may give (rendererForName's and
+        # ParserForName's cases).
+        "renderer_names": names(git_show(repo, "model/renderers/renderer.go")),
+        "parser_names": names(git_show(repo, "model/parsers/parsers.go")),
         "files": files,
     }
     OUT.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")

@@ -23,6 +23,8 @@ PARSERS: dict[str, Parser] = {
     "deepseek3": deepseek3.parse,
     "gemma4": gemma4.make(thinking_support=True),
     "gemma4-no-thinking": gemma4.make(thinking_support=False),
+    # Ollama's passthrough: the answer is the content, as it came.
+    "passthrough": lambda text, tools, think=None: OllamaMessage(content=text),
 }
 
 __all__ = ["PARSERS", "OllamaMessage", "Parser"]
