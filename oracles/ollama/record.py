@@ -82,6 +82,7 @@ TABLES: dict[str, dict[str, str]] = {
         "TestDeepSeekParser_EdgeCases": "tests",
     },
     "model/parsers/glm47_test.go": {},
+    "model/parsers/qwen35_test.go": {},
     "model/parsers/glm46_test.go": {
         "TestGLM46ToolCallParsing": "cases",
         "TestRepairGLM46XML": "cases",
@@ -112,7 +113,11 @@ TABLES: dict[str, dict[str, str]] = {
 }
 
 #: Files whose tests are statements, read by record_steps.py.
-STEP_FILES = ("model/parsers/qwen3_test.go", "model/parsers/glm47_test.go")
+STEP_FILES = (
+    "model/parsers/qwen3_test.go",
+    "model/parsers/glm47_test.go",
+    "model/parsers/qwen35_test.go",
+)
 
 #: Why a test function with no table is left out.
 NOT_A_TABLE = (

@@ -26,6 +26,7 @@ FAMILY_OF_FILE = {
     "model/parsers/qwen3coder_test.go": "qwen3-coder",
     "model/parsers/deepseek3_test.go": "deepseek3.1",
     "model/parsers/glm47_test.go": "glm-4.7",
+    "model/parsers/qwen35_test.go": "qwen3.5",
     "model/parsers/glm46_test.go": "glm-4.7",
     "model/parsers/gemma4_test.go": "gemma4",
     "harmony/harmonyparser_test.go": HARMONY,
