@@ -58,3 +58,23 @@ def test_the_go_reader_reads_table_rows_as_api_json() -> None:
     assert rows[1]["want"] == {"K": {"n": 2.0}} and rows[1]["think"] == "high"
     assert rows[1]["msgs"] is None
     assert rows[2]["want"] == {"function": {"name": "x"}}
+
+
+def test_ollama_harmony_routes_channels_and_reads_one_call_by_its_user_name() -> None:
+    """Ollama's handler (harmonyparser.go) has no upstream test of its routing: analysis
+    is thinking, a recipient's text is the call's JSON, the Harmony-safe tool name maps
+    back to the user's, and <|call|>/<|return|> are not message ends to it."""
+    from app.render.engines.ollama.parsers import PARSERS
+
+    tools = [{"type": "function", "function": {"name": "get-weather"}}]
+    answer = (
+        "<|channel|>analysis<|message|>Need the weather.<|end|>"
+        "<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json"
+        '<|message|>{"city": "Paris"}'
+    )
+    message = PARSERS["harmony"](answer, tools, True)
+    assert message.thinking == "Need the weather."
+    assert message.content == ""
+    assert message.tool_calls == (("get-weather", {"city": "Paris"}),)
+    final = PARSERS["harmony"]("<|channel|>final<|message|>Hi<|return|>", None, None)
+    assert final.content == "Hi<|return|>"
