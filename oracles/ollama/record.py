@@ -125,8 +125,35 @@ NOT_A_TABLE = (
     "checks in the function body), which the extractor does not read as data"
 )
 
-#: Table-driven test functions left out, and why.
-SKIP_REASONS: dict[str, str] = {}
+#: Test functions left out for another reason than having no table, and why.
+SKIP_REASONS: dict[str, str] = {
+    "TestGemma4RendererMatchesJinja2ExpandedParity": (
+        "its expectations are not written in the test: it renders Google's Jinja template "
+        "with Python (VERIFY_JINJA2=1 and uv) and compares; skipped upstream without them"
+    ),
+    "TestGemma4RendererKnownJinja2Differences": (
+        "it compares fragments of Google's Jinja template rendered by Python (VERIFY_JINJA2=1 "
+        "and uv), which the test does not hold as data; skipped upstream without them"
+    ),
+    "TestGemma4RendererCanonicalToolContinuations": (
+        "its table holds Go renderer values (&Gemma4Renderer{...}) and its input is built in "
+        "statements; its two expectations are joined from Go string variables"
+    ),
+    "TestGemma4SizeTemplateFixturesDifferAtGenerationPrompt": (
+        "it reads Google's Jinja templates from Ollama's testdata/ and compares them, not a "
+        "renderer's output"
+    ),
+    "TestGLM46ParserStreaming": (
+        "a table of GLM-4.6's internal streaming events step by step; the engine's parser "
+        "reads a whole answer and does not expose those events"
+    ),
+    "TestGLMToolCallXMLOrderPreservation": (
+        "it tests that Go's encoding/xml keeps document order, not Ollama's parser"
+    ),
+    "TestDeepSeekParser_HasThinkingSupport": (
+        "it checks the parser's HasThinkingSupport flag, which the PARSERS interface does not carry"
+    ),
+}
 
 
 def git_show(repo: str, path: str) -> str:
