@@ -1,6 +1,6 @@
-"""The five suites of the real programs' own parse tests, extracted as data: what each
-holds, where it came from, which of the suite's tests run its cases, and every upstream
-test or case left out with its reason.
+"""The six suites of the real programs' own parse tests (and Ollama's render tests),
+extracted as data: what each holds, where it came from, which of the suite's tests run
+its cases, and every upstream test or case left out with its reason.
 
 `oracles/suites_report.py` runs those tests and prints, per suite (and for vLLM per
 upstream test file), the cases extracted, run and passing, and the skipped ones with
@@ -171,8 +171,34 @@ def edge_llm() -> Suite:
     return suite
 
 
+def _ollama_part(path: str, commit: str) -> str:
+    return f"{path} (Ollama {commit[:7]})"
+
+
+def ollama() -> Suite:
+    from oracles.ollama.run import NotBuilt, load, run
+
+    commit, cases, left_out = load()
+    suite = Suite(
+        f"Ollama {commit[:7]}", ("tests/test_ollama_suite.py::test_ollama_own_test_case",)
+    )
+    for path, tests in left_out.items():
+        for test, why in tests.items():
+            suite.skipped.setdefault(_ollama_part(path, commit), {})[test] = why
+    for case in cases:
+        part = _ollama_part(case.file, commit)
+        try:
+            run(case)
+        except NotBuilt as why:
+            suite.skipped.setdefault(part, {})[case.id] = str(why)
+            suite.not_run[part] = suite.not_run.get(part, 0) + 1
+            continue
+        suite.cases.append((part, case.id))
+    return suite
+
+
 def suites() -> list[Suite]:
-    return [llama_cpp(), vllm(), harmony(), transformers(), edge_llm()]
+    return [llama_cpp(), vllm(), harmony(), transformers(), edge_llm(), ollama()]
 
 
 #: The part of a suite that holds the cases of our own its tests also run.
@@ -189,6 +215,8 @@ def part_of(suite: Suite, params: dict[str, Any]) -> str:
         return _vllm_part(_load(path), case)
     if suite.name == "transformers" and isinstance(case, dict) and "name" in case:
         return suite.parts()[0] if "test" in case else OURS
+    if suite.name.startswith("Ollama"):
+        return _ollama_part(case.file, suite.name.split()[-1])
     if suite.name == EDGE_LLM:
         if "test" in case:
             return _edge_part(case["test"])

@@ -1,0 +1,306 @@
+"""Extract Ollama's own renderer and parser tests (the families the engine models) as data.
+
+Run by a maintainer, outside the test suite, on a snapshot of ollama/ollama:
+
+    python -m oracles.ollama.record OLLAMA_GIT_DIR
+
+It reads the `*_test.go` files below at the snapshot's HEAD (`git show`), reads the
+table of each test function listed in `TABLES` with `goliteral`, turns Ollama's Go
+values into the JSON its API speaks (api.Message, api.Tool, think values) and writes
+`oracles/ollama/cases.json`: per file, the cases (test function, case name, its fields)
+the values the test function names beside its table (`locals`: a shared input), and
+every test function of the file not extracted, with the reason.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from oracles.ollama.gofile import assignments, environment, functions, table
+from oracles.ollama.goliteral import tokenize
+
+HERE = Path(__file__).resolve().parent
+OUT = HERE / "cases.json"
+
+#: Go field name -> the JSON name Ollama's api package gives it.
+JSON_NAMES = {
+    "Role": "role",
+    "Content": "content",
+    "Thinking": "thinking",
+    "ToolCalls": "tool_calls",
+    "ToolName": "tool_name",
+    "ToolCallID": "tool_call_id",
+    "Images": "images",
+    "ID": "id",
+    "Function": "function",
+    "Index": "index",
+    "Name": "name",
+    "Arguments": "arguments",
+    "Type": "type",
+    "Items": "items",
+    "AnyOf": "anyOf",
+    "Description": "description",
+    "Enum": "enum",
+    "Properties": "properties",
+    "Required": "required",
+    "Defs": "$defs",
+    "Parameters": "parameters",
+    "Value": "value",
+}
+
+#: File -> test function -> the table variable its cases are in.
+TABLES: dict[str, dict[str, str]] = {
+    "model/renderers/qwen3coder_test.go": {
+        "TestQwen3CoderRenderer": "tests",
+        "TestFormatToolCallArgument": "tests",
+        "TestQwen3ToolDefinitionTypes": "tests",
+    },
+    "model/renderers/deepseek3_test.go": {"TestDeepSeekRenderer": "tests"},
+    "model/renderers/glm47_test.go": {"TestGLM47Renderer": "tests"},
+    "model/renderers/gemma4_reference_test.go": {
+        "TestGemma4RendererMatchesReference": "tests",
+        "TestGemma4RendererVariantsMatchExpectedGenerationPrompt": "tests",
+    },
+    "model/parsers/qwen3_test.go": {},
+    "model/parsers/qwen3coder_test.go": {
+        "TestQwenParserStreaming": "cases",
+        "TestQwenToolParser": "steps",
+        "TestQwenToolCallValueParsing": "cases",
+        "TestQwenXMLTransform": "cases",
+        "TestTrailingWhitespaceLen": "cases",
+        "TestTrailingWhitespaceLenUnicode": "cases",
+        "TestOverlapFunction": "cases",
+    },
+    "model/parsers/deepseek3_test.go": {
+        "TestDeepSeekParser": "tests",
+        "TestDeepSeekParser_Streaming": "tests",
+        "TestDeepSeek3Parser_parseToolCallContent": "tests",
+        "TestDeepSeekParser_EdgeCases": "tests",
+    },
+    "model/parsers/glm47_test.go": {},
+    "model/parsers/qwen35_test.go": {},
+    "model/parsers/glm46_test.go": {
+        "TestGLM46ToolCallParsing": "cases",
+        "TestRepairGLM46XML": "cases",
+        "TestGLM46ParserRejectsIncompleteToolCallOnDone": "tests",
+    },
+    "model/parsers/gemma4_test.go": {
+        "TestGemma4Parser": "tests",
+        "TestGemma4Parser_StreamingSplitThinkingTag": "tests",
+        "TestGemma4Parser_IgnoresExtraToolCallCloseTags": "tests",
+        "TestGemma4Parser_IgnoresToolResponseBoundaryAfterToolCall": "tests",
+        "TestGemma4ArgsToJSON": "tests",
+        "TestRepairGemma4MissingStringDelimiter": "tests",
+        "TestRepairGemma4MissingObjectClose": "tests",
+        "TestRepairGemma4SingleQuotedValues": "tests",
+        "TestRepairGemma4RawTerminalStringValue": "tests",
+        "TestGemma4RepairCandidates": "tests",
+        "TestParseGemma4ToolCall_RepairsIssue15315Examples": "tests",
+        "TestParseGemma4ToolCall_RepairsMultipleProperties": "tests",
+    },
+    "harmony/harmonyparser_test.go": {
+        "TestHeaderParsing": "tests",
+        "TestHarmonyParserHeaderEvent": "tests",
+        "TestHarmonyParserNonStreaming": "tests",
+        "TestHarmonyParserStreaming": "cases",
+        "TestFunctionConvertToValidChars": "tests",
+        "TestFunctionConvertAndAdd": "tests",
+    },
+}
+
+#: Files whose tests are statements, read by record_steps.py.
+STEP_FILES = (
+    "model/parsers/qwen3_test.go",
+    "model/parsers/glm47_test.go",
+    "model/parsers/qwen35_test.go",
+)
+
+#: Why a test function with no table is left out.
+NOT_A_TABLE = (
+    "not table-driven: its inputs and expectations are Go statements (calls and if "
+    "checks in the function body), which the extractor does not read as data"
+)
+
+#: Test functions left out for another reason than having no table, and why.
+SKIP_REASONS: dict[str, str] = {
+    "TestGemma4RendererMatchesJinja2ExpandedParity": (
+        "its expectations are not written in the test: it renders Google's Jinja template "
+        "with Python (VERIFY_JINJA2=1 and uv) and compares; skipped upstream without them"
+    ),
+    "TestGemma4RendererKnownJinja2Differences": (
+        "it compares fragments of Google's Jinja template rendered by Python (VERIFY_JINJA2=1 "
+        "and uv), which the test does not hold as data; skipped upstream without them"
+    ),
+    "TestGemma4RendererCanonicalToolContinuations": (
+        "its table holds Go renderer values (&Gemma4Renderer{...}) and its input is built in "
+        "statements; its two expectations are joined from Go string variables"
+    ),
+    "TestGemma4SizeTemplateFixturesDifferAtGenerationPrompt": (
+        "it reads Google's Jinja templates from Ollama's testdata/ and compares them, not a "
+        "renderer's output"
+    ),
+    "TestGLM46ParserStreaming": (
+        "a table of GLM-4.6's internal streaming events step by step; the engine's parser "
+        "reads a whole answer and does not expose those events"
+    ),
+    "TestGLMToolCallXMLOrderPreservation": (
+        "it tests that Go's encoding/xml keeps document order, not Ollama's parser"
+    ),
+    "TestDeepSeekParser_HasThinkingSupport": (
+        "it checks the parser's HasThinkingSupport flag, which the PARSERS interface does not carry"
+    ),
+}
+
+
+def git_show(repo: str, path: str) -> str:
+    """The text of `path` at the snapshot's HEAD."""
+    return subprocess.run(
+        ["git", "-C", repo, "show", f"HEAD:{path}"], capture_output=True, text=True, check=True
+    ).stdout
+
+
+def normalize(value: Any) -> Any:
+    """A Go value read by goliteral, as the JSON Ollama's API would write it."""
+    if isinstance(value, list):
+        return [normalize(item) for item in value]
+    if not isinstance(value, dict):
+        return value
+    if "$call" in value:
+        return _call(value["$call"], value["args"])
+    if "$type" in value:
+        return _typed(value["$type"], value["value"])
+    if "$expr" in value:
+        return {"$unsupported": value["$expr"]}
+    out = {}
+    for key, item in value.items():
+        if key.startswith("."):
+            key = JSON_NAMES.get(key[1:], key[1:])
+        out[key] = normalize(item)
+    return out
+
+
+def _call(name: str, args: list[Any]) -> Any:
+    """The value of a call of one of the tests' helpers."""
+    if name in ("testArgs", "testPropsMap", "api.NewToolCallFunctionArguments"):
+        return normalize(args[0]) if args else {}
+    if name in ("args", "propsMap") and isinstance(args[0], str):
+        return json.loads(args[0])
+    if name in ("testArgsOrdered", "testPropsOrdered"):
+        return dict(normalize(pair) for pair in args[0])
+    if name in ("float64", "int64", "int") and isinstance(args[0], (int, float)):
+        return float(args[0]) if name == "float64" else int(args[0])
+    if name == "len" and isinstance(args[0], str):
+        return len(args[0].encode("utf-8", errors="surrogateescape"))
+    if name == "tool":  # qwen3coder_test.go's helper: a function tool with these properties
+        parameters = {"type": "object", "properties": normalize(args[1])}
+        return {"type": "function", "function": {"name": args[0], "parameters": parameters}}
+    if name == "gemma4TestStringTool":  # gemma4_test.go's helper: string arguments by name
+        props = {arg: {"type": ["string"]} for arg in args[1:]}
+        parameters = {"type": "object", "properties": props}
+        return {"type": "function", "function": {"name": args[0], "parameters": parameters}}
+    return {"$unsupported": f"{name}(...)"}
+
+
+def _typed(name: str, value: Any) -> Any:
+    """The value of a literal of a type the recorder must know by name."""
+    if name == "api.ThinkValue":
+        return normalize(value.get(".Value")) if isinstance(value, dict) else None
+    if name in ("orderedArg", "orderedProp"):
+        if isinstance(value, dict):
+            return [value[".Key"], normalize(value[".Value"])]
+        return [value[0], normalize(value[1])]
+    if "Event" in name:  # a parser event: its type, then its fields
+        return {"event": name.split(".")[-1], **normalize(value or {})}
+    return normalize(value)
+
+
+def unsupported(value: Any) -> list[str]:
+    """The Go source pieces left in a case that are not data."""
+    if isinstance(value, dict):
+        if "$unsupported" in value:
+            return [value["$unsupported"]]
+        return [text for item in value.values() for text in unsupported(item)]
+    if isinstance(value, list):
+        return [text for item in value for text in unsupported(item)]
+    return []
+
+
+def case_name(row: dict[str, Any], index: int) -> str:
+    """A case's name: its name or desc field, else its index."""
+    for key in ("name", "desc", "description"):
+        if isinstance(row.get(key), str):
+            return row[key]
+    return f"#{index}"
+
+
+def extract_file(text: str, wanted: dict[str, str]) -> dict[str, Any]:
+    """The cases of one test file and its test functions left out, with reasons."""
+    env = environment(text)
+    cases, skipped, local = [], {}, {}
+    for name, (body, end, tokens) in functions(text).items():
+        if not name.startswith("Test"):
+            continue
+        if name not in wanted:
+            skipped[name] = SKIP_REASONS.get(name, NOT_A_TABLE)
+            continue
+        given = normalize(assignments(tokens, body, end, env))
+        given.pop(wanted[name], None)
+        if given:
+            local[name] = given
+        for index, row in enumerate(table(tokens, body, end, wanted[name], env)):
+            data = normalize(row)
+            case = {"test": name, "name": case_name(data, index), "fields": data}
+            missing = unsupported(data)
+            if missing:
+                case["unsupported"] = missing
+            cases.append(case)
+    return {"cases": cases, "locals": local, "skipped": skipped}
+
+
+def names(text: str) -> list[str]:
+    """The string cases of a Go file's switch statements (`case "a", "b":`)."""
+    tokens = tokenize(text)
+    found = []
+    for i, (_, word) in enumerate(tokens):
+        j = i + 1
+        while word == "case" and tokens[j][0] == "str":
+            found.append(tokens[j][1].strip('"'))
+            j += 2 if tokens[j + 1][1] == "," else 1
+    return found
+
+
+def main(repo: str) -> None:
+    """Extract every file in TABLES from the snapshot at `repo` into cases.json."""
+    commit = subprocess.run(
+        ["git", "-C", repo, "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    from oracles.ollama.record_steps import extract_steps  # it imports normalize from here
+
+    files = {}
+    for path, wanted in TABLES.items():
+        text = git_show(repo, path)
+        files[path] = extract_file(text, wanted)
+        if path in STEP_FILES:
+            cases, skipped = extract_steps(text, environment(text))
+            files[path].update(cases=cases, skipped=skipped)
+    doc = {
+        "about": "Ollama's own renderer and parser tests, extracted as data by "
+        "oracles/ollama/record.py (inputs and expected outputs are Ollama's facts).",
+        "ollama": commit,
+        # The names a Modelfile's RENDERER and PARSER may give (rendererForName's and
+        # ParserForName's cases).
+        "renderer_names": names(git_show(repo, "model/renderers/renderer.go")),
+        "parser_names": names(git_show(repo, "model/parsers/parsers.go")),
+        "files": files,
+    }
+    OUT.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    total = sum(len(f["cases"]) for f in files.values())
+    print(f"{total} cases from {len(files)} files at {commit}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
