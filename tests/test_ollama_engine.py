@@ -1,0 +1,104 @@
+"""The Ollama engine through the API: `POST /api/render` with `"engine": "ollama"`.
+
+A Go template (`"template_kind": "go"`) renders in the Go worker, as Ollama's /api/chat
+would; a Jinja template takes the path Ollama's choice names (for now llama-server's, the
+llama.cpp engine with the options Ollama passes). Other engines refuse Go templates.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from app.render.engines.ollama.gotemplate.build import build
+from tests.support.shared_data import SHARED
+
+OLLAMA = SHARED / "upstream" / "ollama"
+CHAT = [{"role": "user", "content": "Hello, how are you?"}]
+RANGE = "{{ range .Messages }}<{{ .Role }}>{{ .Content }}{{ end }}"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def worker() -> None:
+    """The worker built from its sources, as ./playground builds it."""
+    build()
+
+
+def _render(client, **body):
+    return client.post("/api/render", json={"messages": CHAT, "engine": "ollama", **body})
+
+
+def test_a_go_template_renders_as_ollama_does(client):
+    template = (OLLAMA / "llama3-instruct.gotmpl").read_text()
+    response = _render(client, template=template, template_kind="go")
+    assert response.status_code == 200, response.json
+    golden = (OLLAMA / "testdata" / "llama3-instruct.gotmpl" / "user").read_text()
+    assert response.json["prompt"] == golden
+    assert response.json["engine"] == "ollama"
+    assert response.json["ollama"] == {"path": "go-template", "name": None, "distance": None}
+
+
+def test_think_comes_from_enable_thinking(client):
+    template = "{{ .Think }}/{{ .ThinkLevel }}/{{ .IsThinkSet }}" + RANGE
+    body = {"template": template, "template_kind": "go"}
+    assert _render(client, **body).json["prompt"] == "false//false<user>Hello, how are you?"
+    thinking = _render(client, **body, kwargs={"enable_thinking": True}).json["prompt"]
+    assert thinking == "true/medium/true<user>Hello, how are you?"
+
+
+def test_openai_shaped_messages_reach_the_template_as_ollamas(client):
+    messages = [
+        {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]},
+        {
+            "role": "assistant",
+            "content": None,
+            "reasoning_content": "hm",
+            "tool_calls": [{"function": {"name": "f", "arguments": '{"x": 1}'}}],
+        },
+        {"role": "tool", "name": "f", "content": "2"},
+    ]
+    template = (
+        "{{ range .Messages }}[{{ .Role }}|{{ .Content }}|{{ .Thinking }}|{{ .ToolName }}"
+        "{{ range .ToolCalls }}|{{ .Function.Name }}{{ .Function.Arguments }}{{ end }}]{{ end }}"
+    )
+    response = _render(client, template=template, template_kind="go", messages=messages)
+    assert response.json["prompt"] == '[user|a\n\nb||][assistant||hm||f{"x":1}][tool|2||f]'
+
+
+def test_a_jinja_template_takes_the_llama_server_path(client):
+    template = "{% for m in messages %}<{{ m.role }}>{{ m.content }}{% endfor %}"
+    response = _render(client, template=template)
+    assert response.status_code == 200, response.json
+    assert response.json["prompt"] == "<user>Hello, how are you?"
+    assert response.json["ollama"]["path"] == "llama-server"
+
+
+def test_parse_errors_are_422_with_their_line(client):
+    response = _render(client, template="ok\n\n{{ if .Messages }", template_kind="go")
+    assert response.status_code == 422
+    assert response.json["error"]["type"] == "TemplateSyntaxError"
+    assert response.json["error"]["line"] == 3
+
+
+def test_recursion_is_422_naming_the_limit_and_the_engine_renders_after(client):
+    template = '{{ define "r" }}{{ template "r" . }}{{ end }}{{ template "r" .Messages }}'
+    response = _render(client, template=template, template_kind="go")
+    assert response.status_code == 422
+    assert response.json["error"]["limit"] == "recursion"
+    after = _render(client, template=RANGE, template_kind="go")
+    assert after.json["prompt"] == "<user>Hello, how are you?"
+
+
+def test_other_engines_refuse_go_templates(client):
+    response = client.post(
+        "/api/render",
+        json={"template": RANGE, "messages": CHAT, "engine": "llama.cpp", "template_kind": "go"},
+    )
+    assert response.status_code == 422
+    assert response.json["error"]["type"] == "UnsupportedTemplateKind"
+    assert "go templates" in response.json["error"]["message"]
+
+
+def test_an_unknown_template_kind_is_refused(client):
+    response = _render(client, template=RANGE, template_kind="mustache")
+    assert response.status_code == 400
+    assert "template_kind" in response.json["error"]["message"]
