@@ -102,3 +102,52 @@ def test_an_unknown_template_kind_is_refused(client):
     response = _render(client, template=RANGE, template_kind="mustache")
     assert response.status_code == 400
     assert "template_kind" in response.json["error"]["message"]
+
+
+QWEN_LIKE = (
+    "{{ if .Tools }}<tools>{{ range .Tools }}{{ . }}{{ end }}</tools>{{ end }}"
+    "{{ range .Messages }}<{{ .Role }}>{{ .Content }}"
+    "{{ if .ToolCalls }}<tool_call>{{ range .ToolCalls }}{{ json .Function }}{{ end }}"
+    "</tool_call>{{ end }}{{ end }}<assistant>"
+)
+WEATHER = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+        },
+    }
+]
+
+
+def _parse(client, completion, **body):
+    request = {
+        "template": QWEN_LIKE,
+        "template_kind": "go",
+        "messages": CHAT,
+        "tools": WEATHER,
+        "completion": completion,
+        "engines": ["ollama"],
+        **body,
+    }
+    answer = client.post("/api/parse", json=request)
+    assert answer.status_code == 200, answer.json
+    (entry,) = answer.json["engines"]
+    return entry
+
+
+def test_parse_reads_tool_calls_after_the_templates_tag(client):
+    completion = '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>'
+    entry = _parse(client, completion)
+    assert entry["parser"] == "ollama-tools"
+    (call,) = entry["message"]["tool_calls"]
+    assert call["function"] == {"name": "get_weather", "arguments": '{"city":"Paris"}'}
+    assert entry["message"]["content"] == ""
+
+
+def test_parse_without_tools_sends_the_text_and_a_template_without_tools_refuses(client):
+    completion = '<tool_call>{"name": "get_weather", "arguments": {}}</tool_call>'
+    assert _parse(client, completion, tools=None)["message"]["content"] == completion
+    refused = _parse(client, completion, template=RANGE)
+    assert refused["message"] is None and "does not support tools" in refused["error"]

@@ -19,6 +19,7 @@ from app.problems import TemplateProblem
 from app.render.core import Engine, EngineInfo, Help, Rendered, RenderRequest, render_with
 from app.render.engines.llamacpp import LlamaCppEngine
 from app.render.engines.ollama import choice
+from app.render.engines.ollama.answers import OllamaReader
 from app.render.engines.ollama.gotemplate.runner import render_go, today
 from app.render.engines.ollama.messages import api_messages, think_value
 from app.render.engines.ollama.renderers import RENDERERS
@@ -42,14 +43,10 @@ class OllamaEngine(Engine):
             "Go's text/template with Ollama's data and functions, the GGUF's Jinja through "
             "llama-server, or one of its own renderers."
         ),
-        help=Help(
-            no_command="Ollama, whose Modelfile pins a template (not written yet)",
-            no_parser=(
-                "Ollama reads tool calls after the tag its template names (not shown here yet)."
-            ),
-        ),
+        help=Help(no_command="Ollama, whose Modelfile pins a template (not written yet)"),
     )
     template_kinds = ("jinja", "go")
+    reader = OllamaReader()
 
     def render(self, request: RenderRequest, limits: RenderLimits) -> Rendered:
         """Render the way Ollama would; raises `TemplateProblem`."""
