@@ -151,3 +151,15 @@ def test_parse_without_tools_sends_the_text_and_a_template_without_tools_refuses
     assert _parse(client, completion, tools=None)["message"]["content"] == completion
     refused = _parse(client, completion, template=RANGE)
     assert refused["message"] is None and "does not support tools" in refused["error"]
+
+
+def test_a_share_keeps_the_template_kind(client):
+    state = {"template": RANGE, "template_kind": "go", "messages": CHAT, "engine": "ollama"}
+    made = client.post("/api/shares", json=state)
+    assert made.status_code in (200, 201), made.json
+    share = client.get(f"/s/{made.json['id']}.json").get_json()
+    kept = share.get("state", share)
+    assert (kept["template_kind"], kept["engine"]) == ("go", "ollama")
+    jinja = client.post("/api/shares", json={**state, "template_kind": "jinja"}).json
+    plain = client.get(f"/s/{jinja['id']}.json").get_json()
+    assert "template_kind" not in plain.get("state", plain)

@@ -185,6 +185,16 @@ def test_huge_output_is_the_output_limit_and_the_worker_lives_on():
     _alive()
 
 
+def test_a_template_that_fills_memory_is_the_memory_limit_and_the_worker_lives_on():
+    # A megabyte doubled twelve times: 4 GB, past any allowance here.
+    doubling = '{{ $s := printf "%01000000d" 1 }}' + '{{ $s = printf "%s%s" $s $s }}' * 12
+    limits = RenderLimits(cpu_seconds=3.0, memory_bytes=256 * 1024 * 1024)
+    with pytest.raises(TemplateProblem) as caught:
+        render_go(doubling, {"messages": MESSAGES}, limits)
+    assert caught.value.limit == "memory"
+    assert render_go("ok {{ len .Messages }}", {"messages": MESSAGES}, limits) == "ok 1"
+
+
 def test_the_worker_is_one_process_across_renders():
     first = go_renderer(LIMITS)._running().pid
     _alive()

@@ -48,7 +48,7 @@ class OllamaReader(AnswerReader):
         if not request.tools:
             return ParsedAnswer(PARSER, content=completion)
         assert taken.go_template is not None
-        tag = tool_call_tag(taken.go_template)
+        tag = tool_call_tag(taken.go_template, context.limits)
         if tag is None:
             return ParsedAnswer(PARSER, error=NO_TOOLS)
         names = [

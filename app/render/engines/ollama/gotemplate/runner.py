@@ -111,21 +111,21 @@ def render_go(template: str, data: dict[str, Any], limits: RenderLimits) -> str:
 
 
 @lru_cache(maxsize=64)
-def _inspect(template: str) -> tuple[frozenset[str], str | None]:
-    answer = go_renderer(DEFAULT_LIMITS).inspect(template)
+def _inspect(template: str, limits: RenderLimits) -> tuple[frozenset[str], str | None]:
+    answer = go_renderer(limits).inspect(template)
     return frozenset(answer["vars"]), answer["tag"]
 
 
-def template_vars(template: str) -> set[str]:
+def template_vars(template: str, limits: RenderLimits = DEFAULT_LIMITS) -> set[str]:
     """The names, lower-cased, of every field and variable the template mentions (Ollama's
     Template.Vars: `tools`, `messages`, `response`, ...); raises `TemplateProblem`."""
-    return set(_inspect(template)[0])
+    return set(_inspect(template, limits)[0])
 
 
-def tool_call_tag(template: str) -> str | None:
+def tool_call_tag(template: str, limits: RenderLimits = DEFAULT_LIMITS) -> str | None:
     """The text Ollama's tools parser waits for before a tool call ("{": any JSON object),
     None when the template does not mention .Tools (Ollama says the model has no tools)."""
-    names, tag = _inspect(template)
+    names, tag = _inspect(template, limits)
     return tag if "tools" in names else None
 
 
