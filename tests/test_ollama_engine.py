@@ -37,12 +37,40 @@ def test_a_go_template_renders_as_ollama_does(client):
     assert response.json["ollama"] == {"path": "go-template", "name": None, "distance": None}
 
 
-def test_think_comes_from_enable_thinking(client):
-    template = "{{ .Think }}/{{ .ThinkLevel }}/{{ .IsThinkSet }}" + RANGE
-    body = {"template": template, "template_kind": "go"}
-    assert _render(client, **body).json["prompt"] == "false//false<user>Hello, how are you?"
-    thinking = _render(client, **body, kwargs={"enable_thinking": True}).json["prompt"]
-    assert thinking == "true/medium/true<user>Hello, how are you?"
+#: A thinking-capable template: Ollama infers `<think>`/`</think>` around .Thinking.
+THINKING = (
+    "{{ .Think }}/{{ .ThinkLevel }}/{{ .IsThinkSet }}{{ range .Messages }}<{{ .Role }}>"
+    "{{ if .Thinking }}<think>{{ .Thinking }}</think>{{ end }}{{ .Content }}{{ end }}"
+)
+PLAIN = "{{ .Think }}/{{ .ThinkLevel }}/{{ .IsThinkSet }}" + RANGE
+
+
+@pytest.mark.parametrize(
+    ("template", "kwargs", "flags"),
+    [
+        (PLAIN, {}, "false//false"),
+        # A thinking-capable template: /api/chat turns thinking on when not told.
+        (THINKING, {}, "true/medium/true"),
+        (THINKING, {"enable_thinking": False}, "false//true"),
+        (THINKING, {"enable_thinking": True, "reasoning_effort": "high"}, "true/high/true"),
+    ],
+)
+def test_think_comes_from_enable_thinking_and_the_templates_capability(
+    client, template, kwargs, flags
+):
+    response = _render(client, template=template, template_kind="go", kwargs=kwargs)
+    assert response.status_code == 200, response.json
+    assert response.json["prompt"] == flags + "<user>Hello, how are you?"
+
+
+def test_what_the_template_cannot_do_is_refused_as_ollama_refuses_it(client):
+    thinking = _render(client, template=PLAIN, template_kind="go", kwargs={"enable_thinking": True})
+    assert thinking.status_code == 422
+    assert "does not support thinking" in thinking.json["error"]["message"]
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
+    refused = _render(client, template=RANGE, template_kind="go", tools=tools)
+    assert refused.status_code == 422
+    assert "does not support tools" in refused.json["error"]["message"]
 
 
 def test_openai_shaped_messages_reach_the_template_as_ollamas(client):

@@ -17,6 +17,7 @@ from app.render.engines.ollama.gotemplate.runner import (
     go_renderer,
     render_go,
     template_vars,
+    thinking_tags,
     tool_call_tag,
 )
 from app.render.limits import RenderLimits
@@ -250,3 +251,22 @@ def test_template_vars():
         "messages", "role", "tools", "$x",
     }  # fmt: skip
     assert "response" in template_vars("{{ .Prompt }}")
+
+
+@pytest.mark.parametrize(
+    ("template", "tags"),
+    [
+        ("{{ range .Messages }}<t>{{ .Thinking }}</t>{{ end }}", ("<t>", "</t>")),
+        # The last .Thinking inside a range over .Messages sets the tags.
+        (
+            "{{ range .Messages }}{{ if .Thinking }} <a> {{ .Thinking }} </a> {{ end }}{{ end }}",
+            ("<a>", "</a>"),
+        ),
+        # Not in a range over .Messages, or no text on both sides: not thinking-capable.
+        ("<t>{{ .Thinking }}</t>", None),
+        ("{{ range .Tools }}<t>{{ .Thinking }}</t>{{ end }}", None),
+        ("{{ range .Messages }}<t>{{ .Thinking }}{{ end }}", None),
+    ],
+)
+def test_thinking_tags(template, tags):
+    assert thinking_tags(template) == tags

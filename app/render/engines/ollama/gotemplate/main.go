@@ -7,7 +7,7 @@
 //
 //	{"op": "render", "template", "messages", "tools", "think", "max_chars", "today"}
 //	    -> {"prompt"} or {"error": {"type", "message", "line", "limit"}}
-//	{"op": "inspect", "template"} -> {"vars", "tag"} or {"error"}
+//	{"op": "inspect", "template"} -> {"vars", "tag", "thinking"} or {"error"}
 //
 // The Python side (runner.py) bounds the process's CPU time and memory and replaces it
 // when it runs out; this side bounds the output and the template's nesting.
@@ -96,7 +96,8 @@ func inspect(req *request) map[string]any {
 	if err != nil {
 		return map[string]any{"error": problemOf(err, "TemplateSyntaxError")}
 	}
-	return map[string]any{"vars": vars, "tag": toolCallTag(tmpl)}
+	opening, closing := thinkingTags(tmpl)
+	return map[string]any{"vars": vars, "tag": toolCallTag(tmpl), "thinking": []string{opening, closing}}
 }
 
 // answer serves one request; a panic (Ollama's own code panics on some templates too)

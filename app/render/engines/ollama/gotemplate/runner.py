@@ -111,9 +111,12 @@ def render_go(template: str, data: dict[str, Any], limits: RenderLimits) -> str:
 
 
 @lru_cache(maxsize=64)
-def _inspect(template: str, limits: RenderLimits) -> tuple[frozenset[str], str | None]:
+def _inspect(
+    template: str, limits: RenderLimits
+) -> tuple[frozenset[str], str | None, tuple[str, str]]:
     answer = go_renderer(limits).inspect(template)
-    return frozenset(answer["vars"]), answer["tag"]
+    opening, closing = answer["thinking"]
+    return frozenset(answer["vars"]), answer["tag"], (opening, closing)
 
 
 def template_vars(template: str, limits: RenderLimits = DEFAULT_LIMITS) -> set[str]:
@@ -125,8 +128,16 @@ def template_vars(template: str, limits: RenderLimits = DEFAULT_LIMITS) -> set[s
 def tool_call_tag(template: str, limits: RenderLimits = DEFAULT_LIMITS) -> str | None:
     """The text Ollama's tools parser waits for before a tool call ("{": any JSON object),
     None when the template does not mention .Tools (Ollama says the model has no tools)."""
-    names, tag = _inspect(template, limits)
+    names, tag, _ = _inspect(template, limits)
     return tag if "tools" in names else None
+
+
+def thinking_tags(template: str, limits: RenderLimits = DEFAULT_LIMITS) -> tuple[str, str] | None:
+    """The tags Ollama infers around the template's thinking (the first and last text
+    around a `.Thinking` in a range over `.Messages`), None unless it finds both: a
+    template with both makes the model thinking-capable."""
+    opening, closing = _inspect(template, limits)[2]
+    return (opening, closing) if opening and closing else None
 
 
 def today(now: datetime | None) -> str | None:
