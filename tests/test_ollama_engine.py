@@ -191,3 +191,22 @@ def test_a_share_keeps_the_template_kind(client):
     jinja = client.post("/api/shares", json={**state, "template_kind": "jinja"}).json
     plain = client.get(f"/s/{jinja['id']}.json").get_json()
     assert "template_kind" not in plain.get("state", plain)
+
+
+def test_parse_splits_thinking_at_the_templates_tags_then_reads_tools(client):
+    template = (
+        "{{ .Tools }}{{ range .Messages }}<{{ .Role }}>{{ if .Thinking }}<think>{{ .Thinking }}"
+        "</think>{{ end }}{{ .Content }}{{ if .ToolCalls }}<tool_call>{{ end }}{{ end }}"
+    )
+    completion = (
+        '<think>Paris, then.</think>\n<tool_call>{"name": "get_weather", '
+        '"arguments": {"city": "Paris"}}'
+    )
+    entry = _parse(client, completion, template=template)
+    message = entry["message"]
+    assert message["reasoning_content"] == "Paris, then."
+    assert [call["function"]["name"] for call in message["tool_calls"]] == ["get_weather"]
+    # Thinking off: the tags stay in the text, which then holds content before the tag.
+    off = _parse(client, completion, template=template, kwargs={"enable_thinking": False})
+    assert off["message"]["content"].startswith("<think>Paris, then.</think>")
+    assert "reasoning_content" not in off["message"]

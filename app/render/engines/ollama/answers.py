@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import json
 
+from app.problems import TemplateProblem
 from app.render.answer import AnswerReader, ParsedAnswer, ReadContext, ToolCall
 from app.render.engines.ollama import choice
-from app.render.engines.ollama.gotemplate.runner import tool_call_tag
+from app.render.engines.ollama.capabilities import THINK_LEVELS, chat_think
+from app.render.engines.ollama.gotemplate.runner import thinking_tags, tool_call_tag
+from app.render.engines.ollama.messages import think_value
+from app.render.engines.ollama.thinking import ThinkingParser
 from app.render.engines.ollama.tools import read_tool_calls
 
 PARSER = "ollama-tools"
-#: Ollama's error for tools offered to a model whose template has none.
-NO_TOOLS = "registry.ollama.ai/library/model does not support tools"
 ONE_CHUNK = (
     "Read as one chunk: Ollama parses the stream token by token, and a token that carries "
     "text before a tool call sends that text and drops the call."
@@ -42,15 +44,20 @@ class OllamaReader(AnswerReader):
         return None
 
     def read(self, completion: str, context: ReadContext) -> ParsedAnswer:
-        """The message /api/chat returns for `completion`."""
+        """The message /api/chat returns for `completion`: its thinking split off at the
+        template's tags when thinking is on, then its tool calls read."""
         request = context.request
-        taken = choice.decide(request.template, request.template_kind)
+        template = choice.decide(request.template, request.template_kind).go_template
+        assert template is not None
+        try:
+            think = chat_think(template, request.tools, think_value(request.kwargs), context.limits)
+        except TemplateProblem as refused:
+            return ParsedAnswer(PARSER, error=refused.message)
+        thinking, completion = split_thinking(template, think, completion, context)
         if not request.tools:
-            return ParsedAnswer(PARSER, content=completion)
-        assert taken.go_template is not None
-        tag = tool_call_tag(taken.go_template, context.limits)
-        if tag is None:
-            return ParsedAnswer(PARSER, error=NO_TOOLS)
+            return ParsedAnswer(PARSER, content=completion, reasoning_content=thinking)
+        tag = tool_call_tag(template, context.limits)
+        assert tag is not None  # chat_think refuses tools to a template without them
         names = [
             str((tool.get("function") or {}).get("name", ""))
             for tool in request.tools
@@ -61,9 +68,25 @@ class OllamaReader(AnswerReader):
         return ParsedAnswer(
             PARSER,
             content=content,
+            reasoning_content=thinking,
             tool_calls=tuple(
                 ToolCall(name, json.dumps(arguments, ensure_ascii=False, separators=(",", ":")))
                 for name, arguments in calls
             ),
             notes=notes,
         )
+
+
+def split_thinking(
+    template: str, think: bool | str | None, completion: str, context: ReadContext
+) -> tuple[str | None, str]:
+    """The thinking and the rest of `completion`, as /api/chat splits them: only with
+    thinking on and the template's tags (None: no thinking field)."""
+    tags = thinking_tags(template, context.limits)
+    if tags is None or not (think is True or think in THINK_LEVELS):
+        return None, completion
+    parser = ThinkingParser(*tags)
+    if (context.prompt or "").strip().endswith(tags[0]):
+        parser.add(tags[0])  # the prompt opened the thinking already
+    thinking, content = parser.add(completion)
+    return thinking or None, content

@@ -20,20 +20,12 @@ from app.render.core import Engine, EngineInfo, Help, Rendered, RenderRequest, r
 from app.render.engines.llamacpp import LlamaCppEngine
 from app.render.engines.ollama import choice
 from app.render.engines.ollama.answers import OllamaReader
-from app.render.engines.ollama.gotemplate.runner import (
-    render_go,
-    template_vars,
-    thinking_tags,
-    today,
-)
+from app.render.engines.ollama.capabilities import THINK_LEVELS, chat_think
+from app.render.engines.ollama.gotemplate.runner import render_go, today
 from app.render.engines.ollama.messages import api_messages, think_value
 from app.render.engines.ollama.renderers import RENDERERS
 from app.render.limits import RenderLimits
 
-#: The think levels Ollama takes as thinking on.
-THINK_LEVELS = ("low", "medium", "high", "max")
-#: How Ollama's errors name the model (a request here names none).
-MODEL = "model"
 #: The llama.cpp engine, which renders the llama-server path.
 LLAMA_SERVER = LlamaCppEngine()
 
@@ -76,21 +68,6 @@ class OllamaEngine(Engine):
         if data["think"] is not None and think_value(request.kwargs) is None:
             reasons.append("Ollama turns thinking on: the template is thinking-capable.")
         return Rendered(render_go(taken.go_template, data, limits), [], reasons, details)
-
-
-def chat_think(
-    template: str, tools: list | None, think: bool | str | None, limits: RenderLimits
-) -> bool | str | None:
-    """/api/chat's capability checks for a Go template: tools need a template that
-    mentions .Tools; a thinking-capable template (`thinking_tags`) turns thinking on when
-    the request does not say, and any other refuses thinking asked for."""
-    if tools and "tools" not in template_vars(template, limits):
-        raise TemplateProblem("InvalidRequest", f'"{MODEL}" does not support tools')
-    if thinking_tags(template, limits) is not None:
-        return True if think is None else think
-    if think is True or think in THINK_LEVELS:
-        raise TemplateProblem("InvalidRequest", f'"{MODEL}" does not support thinking')
-    return think
 
 
 def go_data(request: RenderRequest) -> dict[str, Any]:
