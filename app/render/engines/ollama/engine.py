@@ -101,6 +101,7 @@ def llama_server_request(request: RenderRequest) -> RenderRequest:
 
 
 def _renderer(name: str | None) -> Any:
+    """The renderer Ollama names `name`, or a problem saying it is not modelled."""
     renderer = RENDERERS.get(name or "")
     if renderer is None:
         raise TemplateProblem(

@@ -20,6 +20,7 @@ THINKING_KEYS = ("thinking", "reasoning", "reasoning_content")
 
 
 def _text(value: Any) -> str:
+    """A string field as Ollama reads it: anything else is empty."""
     return value if isinstance(value, str) else ""
 
 
@@ -62,6 +63,7 @@ def tool_calls(message: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _thinking(message: dict[str, Any]) -> str:
+    """The message's thinking, under the first of `THINKING_KEYS` it has."""
     return next((_text(message[k]) for k in THINKING_KEYS if k in message), "")
 
 

@@ -17,6 +17,7 @@ _LATIN1_SPACE = frozenset("\t\n\v\f\r \x85\xa0")
 
 
 def _is_space(char: str) -> bool:
+    """Go's unicode.IsSpace."""
     if ord(char) < 0x100:
         return char in _LATIN1_SPACE
     return char.isspace()
@@ -59,10 +60,12 @@ class ThinkingParser:
         return thinking, content
 
     def _step(self) -> tuple[str, str, bool]:
+        """One state's work: thinking, content, and whether to go on at once."""
         step = getattr(self, f"_{self.state}")
         return step()  # type: ignore[no-any-return]
 
     def _looking(self) -> tuple[str, str, bool]:
+        """Before the opening tag: skip space, hold a part of the tag, or give up."""
         trimmed = lstrip_space(self.held)
         if trimmed.startswith(self.opening):
             after = lstrip_space(trimmed[len(self.opening) :])
@@ -75,6 +78,7 @@ class ThinkingParser:
         return "", content, False
 
     def _opened(self) -> tuple[str, str, bool]:
+        """Just after the opening tag: its space is dropped."""
         trimmed, self.held = lstrip_space(self.held), ""
         if not trimmed:
             return "", "", False
@@ -82,6 +86,7 @@ class ThinkingParser:
         return "", "", True
 
     def _thinking(self) -> tuple[str, str, bool]:
+        """Inside the thinking: up to the closing tag."""
         held = self.held
         if self.closing in held:
             thinking, _, rest = held.partition(self.closing)
@@ -95,11 +100,13 @@ class ThinkingParser:
         return held[: len(held) - size], "", False
 
     def _closed(self) -> tuple[str, str, bool]:
+        """Just after the closing tag: its space is dropped."""
         trimmed, self.held = lstrip_space(self.held), ""
         if trimmed:
             self.state = "done"
         return "", trimmed, False
 
     def _done(self) -> tuple[str, str, bool]:
+        """After the thinking: everything is content."""
         content, self.held = self.held, ""
         return "", content, False

@@ -34,6 +34,7 @@ type toolCall struct {
 // propertyType is a JSON Schema type: one name or a list of names.
 type propertyType []string
 
+// UnmarshalJSON reads one type name or a list of them.
 func (p *propertyType) UnmarshalJSON(data []byte) error {
 	var one string
 	if err := json.Unmarshal(data, &one); err == nil {
@@ -48,6 +49,7 @@ func (p *propertyType) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
+// MarshalJSON writes one name as a string, several as a list.
 func (p propertyType) MarshalJSON() ([]byte, error) {
 	if len(p) == 1 {
 		return json.Marshal(p[0])
@@ -55,6 +57,7 @@ func (p propertyType) MarshalJSON() ([]byte, error) {
 	return json.Marshal([]string(p))
 }
 
+// String is how a template prints the type.
 func (p propertyType) String() string {
 	switch len(p) {
 	case 0:
@@ -95,6 +98,7 @@ func (p toolProperty) typeScript() string {
 	return strings.Join(names, " | ")
 }
 
+// typeScriptName is the TypeScript type of one JSON Schema type name.
 func typeScriptName(jsonType string) string {
 	switch jsonType {
 	case "string", "boolean", "null":
@@ -116,6 +120,7 @@ type orderedProps struct {
 	values map[string]toolProperty
 }
 
+// UnmarshalJSON reads the properties, keeping their order.
 func (o *orderedProps) UnmarshalJSON(data []byte) error {
 	o.values = map[string]toolProperty{}
 	decoder := json.NewDecoder(bytes.NewReader(data))
@@ -140,6 +145,7 @@ func (o *orderedProps) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
+// MarshalJSON writes the properties in the order they came.
 func (o orderedProps) MarshalJSON() ([]byte, error) {
 	var out bytes.Buffer
 	out.WriteByte('{')
@@ -175,152 +181,4 @@ type tool struct {
 			Properties *orderedProps `json:"properties"`
 		} `json:"parameters"`
 	} `json:"function"`
-}
-
-// What templates see: the template package's own types, which print as JSON.
-
-func asJSON(v any) string {
-	out, _ := json.Marshal(v)
-	return string(out)
-}
-
-type templateTools []templateTool
-
-func (t templateTools) String() string { return asJSON(t) }
-
-type templateArgs map[string]any
-
-func (t templateArgs) String() string {
-	if t == nil {
-		return "{}"
-	}
-	return asJSON(t)
-}
-
-type templateProperties map[string]toolProperty
-
-func (t templateProperties) String() string {
-	if t == nil {
-		return "{}"
-	}
-	return asJSON(t)
-}
-
-type templateTool struct {
-	Type     string               `json:"type"`
-	Items    any                  `json:"items,omitempty"`
-	Function templateToolFunction `json:"function"`
-}
-
-func (t templateTool) String() string { return asJSON(t) }
-
-type templateToolFunction struct {
-	Name        string                         `json:"name"`
-	Description string                         `json:"description"`
-	Parameters  templateToolFunctionParameters `json:"parameters"`
-}
-
-type templateToolFunctionParameters struct {
-	Type       string             `json:"type"`
-	Defs       any                `json:"$defs,omitempty"`
-	Items      any                `json:"items,omitempty"`
-	Required   []string           `json:"required,omitempty"`
-	Properties templateProperties `json:"properties"`
-}
-
-type templateToolCall struct {
-	ID       string
-	Function templateToolCallFunction
-}
-
-type templateToolCallFunction struct {
-	Index     int
-	Name      string
-	Arguments templateArgs
-}
-
-// templateMessage has Images as Ollama's does (always empty here: no images are sent).
-type templateMessage struct {
-	Role       string
-	Content    string
-	Thinking   string
-	Images     []string
-	ToolCalls  []templateToolCall
-	ToolName   string
-	ToolCallID string
-}
-
-func templateToolsOf(tools []tool) templateTools {
-	if tools == nil {
-		return nil
-	}
-	out := make(templateTools, len(tools))
-	for i, t := range tools {
-		params := t.Function.Parameters
-		var props templateProperties
-		if params.Properties != nil {
-			props = templateProperties(params.Properties.values)
-		}
-		out[i] = templateTool{
-			Type:  t.Type,
-			Items: t.Items,
-			Function: templateToolFunction{
-				Name:        t.Function.Name,
-				Description: t.Function.Description,
-				Parameters: templateToolFunctionParameters{
-					Type:       params.Type,
-					Defs:       params.Defs,
-					Items:      params.Items,
-					Required:   params.Required,
-					Properties: props,
-				},
-			},
-		}
-	}
-	return out
-}
-
-func templateMessagesOf(messages []*message) []*templateMessage {
-	if messages == nil {
-		return nil
-	}
-	out := make([]*templateMessage, len(messages))
-	for i, m := range messages {
-		var calls []templateToolCall
-		for _, call := range m.ToolCalls {
-			calls = append(calls, templateToolCall{
-				ID: call.ID,
-				Function: templateToolCallFunction{
-					Index:     call.Function.Index,
-					Name:      call.Function.Name,
-					Arguments: templateArgs(call.Function.Arguments),
-				},
-			})
-		}
-		out[i] = &templateMessage{
-			Role: m.Role, Content: m.Content, Thinking: m.Thinking, ToolCalls: calls,
-			ToolName: m.ToolName, ToolCallID: m.ToolCallID,
-		}
-	}
-	return out
-}
-
-// collate joins consecutive messages of one role (tool messages excepted) with a blank
-// line, and every system message's text, as Ollama's template package does.
-func collate(messages []message) (string, []*message) {
-	var system []string
-	var collated []*message
-	for i := range messages {
-		m := &messages[i]
-		if m.Role == "system" {
-			system = append(system, m.Content)
-		}
-		last := len(collated) - 1
-		if last >= 0 && collated[last].Role == m.Role && m.Role != "tool" {
-			collated[last].Content += "\n\n" + m.Content
-		} else {
-			collated = append(collated, m)
-		}
-	}
-	return strings.Join(system, "\n\n"), collated
 }

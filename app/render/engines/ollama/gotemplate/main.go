@@ -50,6 +50,7 @@ const maxStack = 256 << 20
 // templateLine finds the line text/template names in its messages ("template: :3: ...").
 var templateLine = regexp.MustCompile(`^template: [^:]*:(\d+):`)
 
+// problemOf names what went wrong: the line, and the limit if one was hit.
 func problemOf(err error, kind string) *problem {
 	message := err.Error()
 	p := &problem{Type: kind, Message: message}
@@ -67,6 +68,7 @@ func problemOf(err error, kind string) *problem {
 	return p
 }
 
+// today is the pinned day, or the clock's.
 func today(given string) time.Time {
 	if day, err := time.Parse("2006-01-02", given); err == nil {
 		return day
@@ -74,6 +76,7 @@ func today(given string) time.Time {
 	return time.Now()
 }
 
+// render answers one render request.
 func render(req *request) map[string]any {
 	tmpl, err := parseTemplate(req.Template, today(req.Today))
 	if err != nil {
@@ -87,6 +90,7 @@ func render(req *request) map[string]any {
 	return map[string]any{"prompt": out.out.String()}
 }
 
+// inspect answers a template's variables, tool-call tag and thinking tags.
 func inspect(req *request) map[string]any {
 	tmpl, err := parseTemplate(req.Template, time.Now())
 	if err != nil {
@@ -122,6 +126,7 @@ func answer(line []byte) (result map[string]any) {
 	return render(&req)
 }
 
+// main serves requests, one JSON line each, until stdin closes.
 func main() {
 	debug.SetMaxStack(maxStack)
 	in := bufio.NewReaderSize(os.Stdin, 1<<20)

@@ -56,6 +56,7 @@ class GoRenderer(NodeRenderer):
         return self._ask({"op": "inspect", "template": template})
 
     def _ask(self, request: dict[str, Any]) -> dict[str, Any]:
+        """One exchange with the child; its error answer raised as a `TemplateProblem`."""
         # ASCII JSON: text that is not valid Unicode (a lone surrogate) crosses as an escape.
         answer = self._exchange(json.dumps(request).encode("ascii") + b"\n")
         if "error" in answer:
@@ -66,6 +67,7 @@ class GoRenderer(NodeRenderer):
         return answer
 
     def _start(self) -> subprocess.Popen[bytes]:
+        """A new child with its own limits (the built binary, or `GoUnavailable`)."""
         if not BINARY.is_file():
             raise GoUnavailable(
                 "The Ollama engine's Go worker is not built: ./playground builds it with "
@@ -114,6 +116,7 @@ def render_go(template: str, data: dict[str, Any], limits: RenderLimits) -> str:
 def _inspect(
     template: str, limits: RenderLimits
 ) -> tuple[frozenset[str], str | None, tuple[str, str]]:
+    """The template's variables, tool-call tag and thinking tags, asked once per template."""
     answer = go_renderer(limits).inspect(template)
     opening, closing = answer["thinking"]
     return frozenset(answer["vars"]), answer["tag"], (opening, closing)

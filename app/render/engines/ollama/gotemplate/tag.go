@@ -11,6 +11,7 @@ import (
 	"text/template/parse"
 )
 
+// toolCallTag is Ollama's parseTag.
 func toolCallTag(tmpl *template.Template) string {
 	if tmpl == nil || tmpl.Tree == nil {
 		return "{"
@@ -32,6 +33,7 @@ func toolCallTag(tmpl *template.Template) string {
 	return tag
 }
 
+// namesToolCalls says whether the if tests a .ToolCalls field.
 func namesToolCalls(n *parse.IfNode) bool {
 	for _, command := range n.Pipe.Cmds {
 		for _, arg := range command.Args {
@@ -98,6 +100,7 @@ func firstText(nodes []parse.Node) *parse.TextNode {
 	return nil
 }
 
+// firstTextOfBranch is the first text of a branch's list, else of its else list.
 func firstTextOfBranch(n *parse.BranchNode) *parse.TextNode {
 	if text := firstText(n.List.Nodes); text != nil {
 		return text

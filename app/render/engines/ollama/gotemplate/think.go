@@ -47,6 +47,7 @@ func visit(n parse.Node, path []parse.Node, enter func(parse.Node, []parse.Node)
 	}
 }
 
+// branchChildren are a branch's pipe, list and else list, those it has.
 func branchChildren(x *parse.BranchNode) []parse.Node {
 	var children []parse.Node
 	if x.Pipe != nil {
@@ -61,6 +62,7 @@ func branchChildren(x *parse.BranchNode) []parse.Node {
 	return children
 }
 
+// rangeOverField says whether the range's pipe names the field.
 func rangeOverField(r *parse.RangeNode, field string) bool {
 	found := false
 	visit(r.Pipe, nil, func(n parse.Node, _ []parse.Node) {
@@ -71,6 +73,7 @@ func rangeOverField(r *parse.RangeNode, field string) bool {
 	return found
 }
 
+// thinkingTags is Ollama's thinking.InferTags.
 func thinkingTags(tmpl *template.Template) (string, string) {
 	opening, closing := "", ""
 	visit(tmpl.Root, nil, func(n parse.Node, path []parse.Node) {

@@ -58,6 +58,7 @@ class ToolsParser:
         return self.buffer if self.tag in ("{", "[") else ""
 
     def _find_tag(self) -> tuple[int, bool]:
+        """Where the tag starts and whether it is whole (-1: nowhere, not even begun)."""
         at = self.buffer.find(self.tag)
         if at > -1:
             return at, True
@@ -68,6 +69,7 @@ class ToolsParser:
         return -1, False
 
     def _next_call(self) -> tuple[str, dict[str, Any]] | None:
+        """The next complete call in the buffer, which then starts after it."""
         name, end = _find_tool(self.names, self.buffer)
         if name is None:
             return None
@@ -163,6 +165,7 @@ def _find_arguments(name: str, buffer: str) -> tuple[dict[str, Any] | None, int]
 
 
 def _as_object(value: Any) -> dict[str, Any] | None:
+    """An object, or JSON text of one; None for anything else."""
     if isinstance(value, dict):
         return value
     if isinstance(value, str):
