@@ -15,7 +15,7 @@ CONTENT_FORMATS = ("auto", "string", "openai")
 #: The values `RenderRequest.tool_arguments` takes (see `app.render.client`).
 TOOL_ARGUMENT_FORMS = ("as_written", "json_text", "objects")
 #: The values `RenderRequest.template_kind` takes: a Jinja chat template, or a Go template
-#: (an Ollama Modelfile's TEMPLATE), which only engines that say so render.
+#: (a Modelfile's TEMPLATE), which only engines that say so render.
 TEMPLATE_KINDS = ("jinja", "go")
 
 
