@@ -21,7 +21,18 @@ RUN npm ci --no-audit --no-fund \
     && cp node_modules/@huggingface/jinja/dist/index.cjs \
           runtime/node_modules/@huggingface/jinja/dist/
 
-# Stage 2: the app under gunicorn, as a non-root user.
+# Stage 2: the Ollama engine's Go worker, built from its sources with Debian's Go (1.19,
+# standard library only), as ./playground builds it; one static binary.
+FROM node:20.18.1-bookworm-slim AS gotemplate
+WORKDIR /build/gotemplate
+COPY app/render/engines/ollama/gotemplate/go.mod app/render/engines/ollama/gotemplate/*.go ./
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends golang-go=2:1.19~1 \
+    && rm -rf /var/lib/apt/lists/* \
+    && CGO_ENABLED=0 GOCACHE=/tmp/gocache go build -trimpath -o /build/bin/ollama-gotemplate . \
+    && rm -rf /tmp/gocache
+
+# Stage 3: the app under gunicorn, as a non-root user.
 FROM python:3.11.11-slim-bookworm
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
@@ -54,6 +65,8 @@ COPY --from=assets /build/vendor ./static/vendor
 # the app as in a checkout.
 COPY --from=assets /usr/local/bin/node /usr/local/bin/node
 COPY --from=assets /build/runtime/node_modules ./node_modules
+# The Go worker beside its sources, where the engine looks for it.
+COPY --from=gotemplate /build/bin/ollama-gotemplate ./app/render/engines/ollama/gotemplate/
 USER 10001:10001
 VOLUME ["/data"]
 EXPOSE 8000

@@ -26,6 +26,8 @@ from tests.support import REPO
 from tests.support.server import free_port
 
 DOCKERFILE = REPO / "Dockerfile"
+#: The Ollama engine's Go worker as ./playground builds it.
+GO_WORKER = REPO / "app/render/engines/ollama/gotemplate/ollama-gotemplate"
 
 
 @dataclass
@@ -138,15 +140,21 @@ NODE_IMAGE_FILES = _node_image_files()
 
 
 def stage_files(stage: Stage) -> dict[PurePosixPath, Path]:
-    """What the assets stage's `cp` puts where, mapped to this checkout's node_modules.
+    """What a build stage's `cp` (or `go build -o`) puts where, mapped to this checkout's
+    node_modules (or its Go worker).
 
-    `./playground` runs the same `npm ci` on the same package-lock.json, so the files are
-    the ones the node stage would produce.
+    `./playground` runs the same `npm ci` on the same package-lock.json, and builds the
+    same Go sources, so the files are the ones the stage would produce.
     """
     files = {}
     for run in stage.all("RUN"):
         for command in run.split("&&"):
             words = shlex.split(command)
+            if "go" in words and "build" in words and "-o" in words:
+                # The Go worker: ./playground builds the same sources with the same Go.
+                output = PurePosixPath(words[words.index("-o") + 1])
+                assert GO_WORKER.is_file(), f"{GO_WORKER} is missing: run ./playground first"
+                files[output] = GO_WORKER
             if words and words[0] == "cp":
                 destination = stage.workdir / words[-1]
                 for source in words[1:-1]:
@@ -176,7 +184,7 @@ def test_dockerfile_is_clean_under_hadolint():
 def test_dockerfile_shape():
     """Pinned bases, a non-root numeric user, the data volume, the port of the bind."""
     stages = parse_dockerfile(DOCKERFILE.read_text())
-    assert len(stages) == 2
+    assert len(stages) == 3
     for stage in stages:
         assert re.search(r":\d+\.\d+\.\d+-", stage.image), f"{stage.image}: pin a full version"
     final = stages[-1]
@@ -289,6 +297,19 @@ def test_image_steps_install_and_serve(tmp_path):
         with urllib.request.urlopen(request, timeout=30) as response:
             assert json.load(response)["prompt"] == "<user>Hi"
         assert (root / "usr/local/bin/node").is_file()
+        # The Ollama engine's Go worker, where the image puts it.
+        go_body = {
+            "template": "{{ range .Messages }}<{{ .Role }}>{{ .Content }}{{ end }}",
+            "messages": [{"role": "user", "content": "Hi"}],
+            "engine": "ollama",
+            "template_kind": "go",
+        }
+        request = urllib.request.Request(
+            url + "/api/render", data=json.dumps(go_body).encode(), method="POST"
+        )
+        request.add_header("Content-Type", "application/json")
+        with urllib.request.urlopen(request, timeout=30) as response:
+            assert json.load(response)["prompt"] == "<user>Hi"
 
         with urllib.request.urlopen(url + "/", timeout=30) as response:
             page = response.read().decode()

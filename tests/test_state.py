@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from app.render.engines import ENGINES
-from app.render.render_request import RenderRequest
+from app.render.render_request import TEMPLATE_KINDS, RenderRequest
 from app.render.request import RequestError, parse_render_request
 from app.shares.state import canonical_json
 from app.state import PlaygroundState, SourceRef
@@ -61,6 +61,7 @@ def states(now=ANY_NOW, text=ANY_TEXT, continued=ANY_TEXT, compared=ANY_COMPARED
         engine=st.sampled_from(list(ENGINES)),
         add_bos_token=st.booleans(),
         add_eos_token=st.booleans(),
+        template_kind=st.sampled_from(TEMPLATE_KINDS),
     )
     return st.builds(
         PlaygroundState,

@@ -133,6 +133,7 @@ def render_main(
         marks=prompt_marks(rendered.prompt, request.special_tokens.values(), request.template),
         generation_spans=rendered.generation_spans,
         rewrites=rendered.rewrites,
+        details=rendered.details,
         **said,
     )
 

@@ -60,6 +60,8 @@ class Rendering:
     sent_as: list[str] = field(default_factory=list)
     #: The page's own word on the problem: which message it tripped on (`pipeline.hints`).
     hint: str | None = None
+    #: What the engine says of how it rendered (`Rendered.details`).
+    details: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -11,7 +11,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from functools import partial
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from app.errors import bounded_lines
 from app.problems import TemplateProblem, limit_exceeded, problem_from_exception
@@ -47,6 +47,9 @@ class Rendered:
     prompt: str
     generation_spans: list[tuple[int, int]]
     rewrites: list[str] = field(default_factory=list)
+    #: What the engine says of how it rendered, by its own key (the render answer adds
+    #: them as they are): plain JSON values.
+    details: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         # A rewrite may quote the request (a tool_choice or kwarg name of megabytes, one
@@ -124,6 +127,8 @@ class Engine(ABC):
     #: How its command lines are written (None: `info.help.no_command` says why it has
     #: none).
     commands: ClassVar[CommandWriter | None] = None
+    #: The template languages it renders (`RenderRequest.template_kind`).
+    template_kinds: ClassVar[tuple[str, ...]] = ("jinja",)
 
     def prepare(self, request: RenderRequest) -> RenderRequest:
         """The request as this engine reads it, checked before any template code runs."""
@@ -160,11 +165,22 @@ def render_with(
     """Render `request` with `engine`, raising `TemplateProblem` for anything that fails."""
     try:
         check_template_size(request.template, limits)
+        check_template_kind(engine, request)
         return engine.render(engine.prepare(request), limits)
     except TemplateProblem:
         raise
     except Exception as error:
         raise problem_from_exception(error) from None
+
+
+def check_template_kind(engine: Engine, request: RenderRequest) -> None:
+    """Refuse a template in a language `engine`'s program does not read."""
+    if request.template_kind not in engine.template_kinds:
+        raise TemplateProblem(
+            "UnsupportedTemplateKind",
+            f"{engine.info.label} does not render {request.template_kind} templates: "
+            f"it reads {' or '.join(engine.template_kinds)} templates only.",
+        )
 
 
 def read_with(engine: Engine, answer: AnswerRequest, limits: RenderLimits) -> Reading:

@@ -14,6 +14,9 @@ from typing import Any
 CONTENT_FORMATS = ("auto", "string", "openai")
 #: The values `RenderRequest.tool_arguments` takes (see `app.render.client`).
 TOOL_ARGUMENT_FORMS = ("as_written", "json_text", "objects")
+#: The values `RenderRequest.template_kind` takes: a Jinja chat template, or a Go template
+#: (a Modelfile's TEMPLATE), which only engines that say so render.
+TEMPLATE_KINDS = ("jinja", "go")
 
 
 @dataclass(frozen=True)
@@ -41,3 +44,6 @@ class RenderRequest:
     #: messages exactly as given), "json_text" (as OpenAI clients send them) or "objects"
     #: (as library callers pass them). The same for every engine.
     tool_arguments: str = "as_written"
+    #: What language `template` is in (`TEMPLATE_KINDS`): "jinja", or "go" for a Go
+    #: template (`Engine.template_kinds` says which engines render one).
+    template_kind: str = "jinja"

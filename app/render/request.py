@@ -12,7 +12,12 @@ from typing import Any
 
 from app.errors import RequestError
 from app.render.engines import DEFAULT_ENGINE, ENGINES
-from app.render.render_request import CONTENT_FORMATS, TOOL_ARGUMENT_FORMS, RenderRequest
+from app.render.render_request import (
+    CONTENT_FORMATS,
+    TEMPLATE_KINDS,
+    TOOL_ARGUMENT_FORMS,
+    RenderRequest,
+)
 from app.request_body import expect, json_type, list_of_objects, one_of, string_map
 
 
@@ -53,6 +58,7 @@ def parse_render_request(body: Any) -> RenderRequest:
         add_eos_token=expect(body, "add_eos_token", (bool,), False),
         content_format=one_of(body, "content_format", CONTENT_FORMATS, "auto"),
         tool_arguments=one_of(body, "tool_arguments", TOOL_ARGUMENT_FORMS, "as_written"),
+        template_kind=one_of(body, "template_kind", TEMPLATE_KINDS, "jinja"),
     )
 
 

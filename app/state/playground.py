@@ -209,6 +209,7 @@ class PlaygroundState:
             "source": None if self.source is None else self.source.to_json(),
             "special_tokens": request.special_tokens,
             "template": request.template,
+            "template_kind": None if request.template_kind == "jinja" else request.template_kind,
             "tool_arguments": None
             if request.tool_arguments == "as_written"
             else request.tool_arguments,

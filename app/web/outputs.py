@@ -73,6 +73,7 @@ def render() -> dict:
         "caveats": main.caveats,
         "sent_as": main.sent_as,
         "elapsed_ms": round((time.perf_counter() - started) * 1000, 3),
+        **main.details,
     }
 
 

@@ -16,6 +16,7 @@ from app.render.core import Engine, EngineInfo, ModelFiles, Rendered, RenderRequ
 from app.render.engines import mistralrs
 from app.render.engines.edge_llm import EdgeLlmEngine
 from app.render.engines.llamacpp import LlamaCppEngine
+from app.render.engines.ollama import OllamaEngine
 from app.render.engines.tgi import TgiEngine
 from app.render.engines.transformers import TransformersEngine
 from app.render.engines.transformersjs import TransformersJsEngine
@@ -51,6 +52,7 @@ register(VllmEngine())
 register(EdgeLlmEngine())
 register(TgiEngine())
 register(TransformersJsEngine())
+register(OllamaEngine())
 
 
 def get_engine(engine_id: str | None) -> Engine:

@@ -31,7 +31,7 @@ import signal
 import subprocess
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from app.pool.guard import DEMOTE_AFTER_SECONDS, KERNEL_CPU_GRACE_SECONDS, charge_helper_cpu
 from app.problems import TemplateProblem, limit_exceeded
@@ -61,7 +61,7 @@ class NodeUnavailable(RuntimeError):
     """Node.js or @huggingface/jinja is not installed where the engine looks for them."""
 
 
-def _limit_child(address_space: int) -> None:
+def limit_child(address_space: int) -> None:
     """In the child before exec: its own address-space cap, no core files, die with the worker."""
     _, hard = resource.getrlimit(resource.RLIMIT_AS)
     if hard != resource.RLIM_INFINITY:
@@ -117,6 +117,14 @@ class NodeRenderer:
     def __init__(self, limits: RenderLimits) -> None:
         self.limits = limits
         self._child: subprocess.Popen[bytes] | None = None
+
+    @classmethod
+    def of(cls, limits: RenderLimits) -> Self:
+        """This process's renderer of this class for `limits`, made on first use."""
+        renderer = _RENDERERS.get((cls, limits))
+        if renderer is None:
+            renderer = _RENDERERS[cls, limits] = cls(limits)
+        return renderer  # type: ignore[return-value]
 
     def render(self, template: str, context: dict[str, Any], now: list[int] | None) -> str:
         """The prompt, or a `TemplateProblem` for what the template did or the limit it hit."""
@@ -242,7 +250,7 @@ class NodeRenderer:
             cwd=RUNNER.parent,
             # The locale fixes the month names strftime_now writes (English, as Python's C locale).
             env={"PATH": os.environ.get("PATH", ""), "LC_ALL": "C"},
-            preexec_fn=lambda: _limit_child(address_space),
+            preexec_fn=lambda: limit_child(address_space),
         )
 
     def stop(self) -> None:
@@ -257,13 +265,10 @@ class NodeRenderer:
                     stream.close()
 
 
-#: One renderer per process and limits (a sandbox worker has one set of limits).
-_RENDERERS: dict[RenderLimits, NodeRenderer] = {}
+#: One renderer per process, class and limits (a sandbox worker has one set of limits).
+_RENDERERS: dict[tuple[type, RenderLimits], NodeRenderer] = {}
 
 
 def node_renderer(limits: RenderLimits) -> NodeRenderer:
     """This process's Node renderer for `limits`."""
-    renderer = _RENDERERS.get(limits)
-    if renderer is None:
-        renderer = _RENDERERS[limits] = NodeRenderer(limits)
-    return renderer
+    return NodeRenderer.of(limits)

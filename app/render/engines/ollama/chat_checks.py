@@ -1,0 +1,29 @@
+"""/api/chat's capability checks for a Go template (server/routes.go and images.go at
+fb30760): a model supports tools when its template mentions .Tools, and thinking when
+Ollama infers thinking tags in it (`gotemplate.runner.thinking_tags`)."""
+
+from __future__ import annotations
+
+from app.problems import TemplateProblem
+from app.render.engines.ollama.gotemplate.runner import template_vars, thinking_tags
+from app.render.limits import RenderLimits
+
+#: The think levels Ollama takes as thinking on (api.ThinkValue.Bool).
+THINK_LEVELS = ("low", "medium", "high", "max")
+#: How Ollama's errors name the model (a request here names none).
+MODEL = "model"
+
+
+def chat_think(
+    template: str, tools: list | None, think: bool | str | None, limits: RenderLimits
+) -> bool | str | None:
+    """/api/chat's capability checks for a Go template: tools need a template that
+    mentions .Tools; a thinking-capable template (`thinking_tags`) turns thinking on when
+    the request does not say, and any other refuses thinking asked for."""
+    if tools and "tools" not in template_vars(template, limits):
+        raise TemplateProblem("InvalidRequest", f'"{MODEL}" does not support tools')
+    if thinking_tags(template, limits) is not None:
+        return True if think is None else think
+    if think is True or think in THINK_LEVELS:
+        raise TemplateProblem("InvalidRequest", f'"{MODEL}" does not support thinking')
+    return think

@@ -1,0 +1,3 @@
+module playground/ollama-gotemplate
+
+go 1.19

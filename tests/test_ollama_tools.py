@@ -1,0 +1,102 @@
+"""Ollama's tools parser for Go templates: the tag, then JSON objects naming a tool.
+
+The cases are facts from Ollama's own tools_test.go (fb30760): what its parser gives, fed
+those chunks, for a Qwen-like (`<tool_call>`), Mistral-like (`[TOOL_CALLS]`) or bare-JSON
+(`{`) tag.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from app.render.engines.ollama.tools import ToolsParser, read_tool_calls
+
+NAMES = ["get_temperature", "get_conditions", "say_hello"]
+LONDON = ("get_temperature", {"city": "London", "format": "fahrenheit"})
+TOKYO = ("get_conditions", {"location": "Tokyo"})
+
+
+def _parse(tag: str, chunks: list[str]):
+    """Everything the parser gives over the chunks, as Ollama's test gathers it."""
+    parser = ToolsParser(tag, NAMES)
+    content, calls = "", []
+    for chunk in chunks:
+        found, text = parser.add(chunk)
+        content += text
+        calls += found
+    return content, calls
+
+
+@pytest.mark.parametrize(
+    ("tag", "chunks", "content", "calls"),
+    [
+        (
+            "<tool_call>",
+            ["Hello, how can I help you today?"],
+            "Hello, how can I help you today?",
+            [],
+        ),
+        (
+            "<tool_call>",
+            ['<tool_call>{"name": "get_conditions", "arguments": {}}</tool_call>'],
+            "",
+            [("get_conditions", {})],
+        ),
+        (
+            "<tool_call>",
+            [
+                'Okay, let\'s call both tools! <tool_call>{"name": "get_temperature", '
+                '"arguments": {"city": "London", "format": "fahrenheit"}}</tool_call>'
+                '<tool_call>{"name": "get_conditions", "arguments": {"location": "Tokyo"}}'
+                "</tool_call>"
+            ],
+            "Okay, let's call both tools! ",
+            [LONDON, TOKYO],
+        ),
+        (
+            "[TOOL_CALLS] [",
+            [
+                '[TOOL_CALLS] [{"name": "get_temperature", "arguments": {"city": "London", '
+                '"format": "fahrenheit"}}, {"name": "get_conditions", "arguments": '
+                '{"location": "Tokyo"}}][/TOOL_CALLS]'
+            ],
+            "",
+            [LONDON, TOKYO],
+        ),
+        # Split across chunks: the tag's start is held back until it completes.
+        (
+            "<tool_call>",
+            [
+                "Let me check. <tool",
+                '_call>{"name": "get_conditions", ',
+                '"arguments": {"location": "Tokyo"}}',
+            ],
+            "Let me check. ",
+            [TOKYO],
+        ),
+        # A bare "{" tag gives up once other text comes first.
+        (
+            "{",
+            ['Sure: {"name": "get_conditions", "arguments": {"location": "Tokyo"}}'],
+            'Sure: {"name": "get_conditions", "arguments": {"location": "Tokyo"}}',
+            [],
+        ),
+        # Arguments given as JSON text, under "parameters".
+        (
+            "{",
+            ['{"name": "get_conditions", "parameters": "{\\"location\\": \\"Tokyo\\"}"}'],
+            "",
+            [TOKYO],
+        ),
+    ],
+)
+def test_ollamas_tool_parser(tag, chunks, content, calls):
+    assert _parse(tag, chunks) == (content, calls)
+
+
+def test_chat_sends_a_chunks_content_and_drops_its_calls():
+    # /api/chat answers a chunk's content when it has any; its calls then go unsent.
+    text = 'Let me check. <tool_call>{"name": "get_conditions", "arguments": {"location": "Tokyo"}}'
+    assert read_tool_calls("<tool_call>", NAMES, [text]) == ("Let me check. ", [])
+    chunks = ["Let me check. ", text.removeprefix("Let me check. ")]
+    assert read_tool_calls("<tool_call>", NAMES, chunks) == ("Let me check. ", [TOKYO])
