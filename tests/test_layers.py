@@ -224,6 +224,27 @@ NOT_ABOUT_AN_ENGINE = {
         "the vocabulary is llama.cpp's tokenizer (app/tokens), which refuses duplicate "
         "token texts when it loads a model; no render engine"
     ),
+    **{
+        (where, "ollama"): (
+            "a source in Ollama's own formats: a Modelfile, or a model of Ollama's registry "
+            "(`/api/sources/ollama`, source kinds `modelfile` and `ollama`), as GGUF is "
+            "llama.cpp's; no render engine"
+        )
+        for where in (
+            "app/config.py",
+            "app/sources/modelfile.py",
+            "app/sources/ollama_registry.py",
+            "app/sources/ollama_source.py",
+            "app/sources/remote_sources.py",
+            "app/sources/source.py",
+            "app/sources/store.py",
+            "app/sources/worker.py",
+            "app/state/playground.py",
+            "app/web/admission.py",
+            "app/web/quota.py",
+            "app/web/remote.py",
+        )
+    },
     ("app/sources/library.py", "llama_cpp"): (
         "`llama_cpp_builtin`, a key of the library's manifest and of GET /api/library's "
         "documented answer: data about a library template, kept as documented"

@@ -6,3 +6,7 @@ Laid out like `ollama/ollama` (read at fb30760996871fa9460115c753afd2c60d4ab0f7,
 makes, `renderers/` and `parsers/` its model-specific code (`model/renderers`,
 `model/parsers`), `commands.py` the command lines.
 """
+
+from app.render.engines.ollama.engine import OllamaEngine
+
+__all__ = ["OllamaEngine"]
