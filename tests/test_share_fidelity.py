@@ -72,6 +72,7 @@ FORMS = {
         "kwargs": pretty({"zeta": 1, "flag": {"b": 2, "a": 1}}),
         "now": "2024-07-26T10:00:30",
         "engine": "transformers",
+        "template_kind": "jinja",  # the only language transformers reads
         "content_format": "auto",
         "tool_arguments": "as_written",
         "compare_engines": "",
@@ -113,6 +114,7 @@ FORMS = {
         "kwargs": pretty({"flag": [1, {"y": 0, "x": 1}]}),
         "now": "2023-01-02T03:04:05",
         "engine": "llama.cpp",
+        "template_kind": "jinja",  # the only language llama.cpp reads
         "content_format": "openai",
         "tool_arguments": "objects",
         "compare_engines": "transformers",
