@@ -167,7 +167,8 @@ NOT_RENDERING = {
     ("POST", "/fragments/share"),
     ("POST", "/download/template.jinja"),  # the template's text as a file
     # Sources are read, not rendered; tokenizing takes text.
-    *(("POST", f"/api/sources/{kind}") for kind in ("gguf", "hf", "hub", "url", "modelfile", "ollama")),
+    *(("POST", f"/api/sources/{kind}") for kind in ("gguf", "hf", "hub", "url")),
+    *(("POST", f"/api/sources/{kind}") for kind in ("modelfile", "ollama")),
     ("GET", "/api/sources/<source_id>"),
     ("POST", "/api/tokenize"),
     # Lists, files and counters.
