@@ -1,0 +1,138 @@
+"""`./playground check`: what it finds in real templates, its outputs, its exit status."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from xml.etree import ElementTree as ET
+
+import pytest
+from gguf import GGUFWriter
+
+from app.check.cli import main
+from tests.support import REPO
+from tests.support.shared_data import TEMPLATES_DIR, needs_shared
+
+QWEN3 = REPO / "templates_lib" / "qwen3.jinja"
+LLAMA31 = REPO / "templates_lib" / "llama3.1.jinja"
+
+
+def _json(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict]:
+    status = main([*args, "--format", "json"])
+    return status, json.loads(capsys.readouterr().out)
+
+
+def _ids(report: dict, severity: str) -> set[str]:
+    return {f["id"] for f in report["findings"] if f["severity"] == severity}
+
+
+def test_qwen3_fails_on_edge_llm_and_vllm_with_the_schema(capsys) -> None:
+    status, report = _json(capsys, str(QWEN3))
+    assert status == 1
+    assert set(report) == {"target", "engines", "findings"}
+    assert {"severity", "engine", "conversation", "message"} <= set(report["findings"][0])
+    edge = next(row for row in report["engines"] if row["engine"] == "edge-llm")
+    assert edge["loads"] is False
+    assert {"load:edge-llm", "render:vllm:tool-round-objects"} <= _ids(report, "error")
+    load = next(f for f in report["findings"] if f["id"] == "load:edge-llm")
+    assert "reverse" in load["message"]  # inja's own words: no filter `reverse`
+
+
+def test_an_accept_file_turns_the_failure_into_success(tmp_path: Path, capsys) -> None:
+    template = tmp_path / "chat_template.jinja"
+    template.write_text(QWEN3.read_text())
+    accept = "\n".join(
+        f'[[accept]]\nid = "{name}"\nreason = "known"\n'
+        for name in ("load:edge-llm", "render:vllm:tool-round-objects")
+    )
+    (tmp_path / ".playground-check.toml").write_text(accept)
+    status, report = _json(capsys, str(template))
+    assert status == 0
+    assert {f["accepted"] for f in report["findings"] if f["severity"] == "error"} == {"known"}
+    assert main([str(template), "--fail-on", "warning"]) == 1
+    assert "accepted (known)" in capsys.readouterr().out
+
+
+@needs_shared
+def test_firefunction_v2_does_not_load_in_edge_llm(capsys) -> None:
+    template = TEMPLATES_DIR / "fireworks-ai-llama-3-firefunction-v2.jinja"
+    status, report = _json(capsys, str(template), "--engines", "edge-llm")
+    assert status == 1
+    assert [row["engine"] for row in report["engines"]] == ["transformers", "edge-llm"]
+    assert "load:edge-llm" in _ids(report, "error")
+
+
+def test_llama31_junit_is_read_by_a_junit_parser(tmp_path: Path) -> None:
+    out = tmp_path / "check.xml"
+    status = main([str(LLAMA31), "--engines", "vllm", "--format", "junit", "--output", str(out)])
+    suites = ET.parse(out).getroot()
+    assert suites.tag == "testsuites"
+    by_suite = {suite.get("name"): suite for suite in suites.iter("testsuite")}
+    assert set(by_suite) == {"transformers", "vllm", "template"}
+    failed = {
+        (suite, case.get("name"))
+        for suite, element in by_suite.items()
+        for case in element.iter("testcase")
+        if case.find("failure") is not None
+    }
+    # vLLM wants a call's arguments as JSON text: the objects form fails its render case.
+    assert ("vllm", "render") in failed
+    assert status == 1
+    assert int(by_suite["vllm"].get("tests")) == len(list(by_suite["vllm"].iter("testcase")))
+
+
+def test_hugging_face_files_bring_their_special_tokens(tmp_path: Path, capsys) -> None:
+    config = {
+        "chat_template": LLAMA31.read_text(),
+        "bos_token": "<|begin_of_text|>",
+        "eos_token": "<|eot_id|>",
+    }
+    (tmp_path / "tokenizer_config.json").write_text(json.dumps(config))
+    _, from_folder = _json(capsys, str(tmp_path), "--engines", "llama.cpp")
+    _, from_file = _json(capsys, str(tmp_path / "tokenizer_config.json"), "--engines", "llama.cpp")
+    _, bare = _json(capsys, str(LLAMA31), "--engines", "llama.cpp")
+    empty_bos = {f["id"] for f in bare["findings"] if "bos_token, which is empty" in f["message"]}
+    assert empty_bos  # without the files the template prints an empty BOS...
+    assert not empty_bos & _ids(from_folder, "warning")  # ...with them it has one
+    assert _ids(from_folder, "warning") == _ids(from_file, "warning")
+
+
+def test_a_gguf_header_is_read_as_the_upload_reads_it(tmp_path: Path, capsys) -> None:
+    path = tmp_path / "model.gguf"
+    writer = GGUFWriter(path, arch="llama")
+    writer.add_chat_template(QWEN3.read_text())
+    writer.add_token_list(["<|im_start|>", "<|im_end|>", "a"])
+    writer.add_eos_token_id(1)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.close()
+    status, report = _json(capsys, str(path), "--engines", "edge-llm")
+    assert status == 1
+    assert report["target"] == str(path)
+    assert "load:edge-llm" in _ids(report, "error")
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["/nonexistent/template.jinja"], "does not exist"),
+        (["Qwen/Qwen3-8B"], "looks like a Hub id"),
+        ([str(QWEN3), "--engines", "nope"], "No engine nope"),
+    ],
+)
+def test_an_unreadable_target_exits_2_with_a_sentence(args: list[str], said: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "app.check", *args],
+        cwd=REPO, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert said in done.stderr
+    assert "Traceback" not in done.stderr and done.stdout == ""
+
+
+def test_an_accept_entry_without_a_reason_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "t.jinja").write_text("{{ messages[0].content }}")
+    (tmp_path / ".playground-check.toml").write_text('[[accept]]\nid = "load:edge-llm"\n')
+    assert main([str(tmp_path / "t.jinja")]) == 2
