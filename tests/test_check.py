@@ -28,14 +28,16 @@ def _ids(report: dict, severity: str) -> set[str]:
     return {f["id"] for f in report["findings"] if f["severity"] == severity}
 
 
-def test_qwen3_fails_on_edge_llm_and_vllm_with_the_schema(capsys) -> None:
+def test_qwen3_fails_on_edge_llm_with_the_schema(capsys) -> None:
     status, report = _json(capsys, str(QWEN3))
     assert status == 1
     assert set(report) == {"target", "engines", "findings"}
     assert {"severity", "engine", "conversation", "message"} <= set(report["findings"][0])
     edge = next(row for row in report["engines"] if row["engine"] == "edge-llm")
     assert edge["loads"] is False
-    assert {"load:edge-llm", "render:vllm:tool-round-objects"} <= _ids(report, "error")
+    assert _ids(report, "error") == {"load:edge-llm"}
+    # vLLM's API refuses arguments as objects whatever the template: a note, not an error.
+    assert "render:vllm:tool-round-objects" in _ids(report, "note")
     load = next(f for f in report["findings"] if f["id"] == "load:edge-llm")
     assert "reverse" in load["message"]  # inja's own words: no filter `reverse`
 
@@ -43,11 +45,11 @@ def test_qwen3_fails_on_edge_llm_and_vllm_with_the_schema(capsys) -> None:
 def test_an_accept_file_turns_the_failure_into_success(tmp_path: Path, capsys) -> None:
     template = tmp_path / "chat_template.jinja"
     template.write_text(QWEN3.read_text())
-    accept = "\n".join(
-        f'[[accept]]\nid = "{name}"\nreason = "known"\n'
-        for name in ("load:edge-llm", "render:vllm:tool-round-objects")
-    )
+    assert main([str(template)]) == 1
+    accept = '[[accept]]\nid = "load:edge-llm"\nreason = "known"\n'
     (tmp_path / ".playground-check.toml").write_text(accept)
+    assert main([str(template), "--config", str(tmp_path / "none.toml")]) == 2
+    capsys.readouterr()
     status, report = _json(capsys, str(template))
     assert status == 0
     assert {f["accepted"] for f in report["findings"] if f["severity"] == "error"} == {"known"}
@@ -66,7 +68,8 @@ def test_firefunction_v2_does_not_load_in_edge_llm(capsys) -> None:
 
 def test_llama31_junit_is_read_by_a_junit_parser(tmp_path: Path) -> None:
     out = tmp_path / "check.xml"
-    status = main([str(LLAMA31), "--engines", "vllm", "--format", "junit", "--output", str(out)])
+    args = [str(LLAMA31), "--engines", "vllm", "--format", "junit", "--output", str(out)]
+    status = main([*args, "--fail-on", "warning"])
     suites = ET.parse(out).getroot()
     assert suites.tag == "testsuites"
     by_suite = {suite.get("name"): suite for suite in suites.iter("testsuite")}
@@ -77,8 +80,9 @@ def test_llama31_junit_is_read_by_a_junit_parser(tmp_path: Path) -> None:
         for case in element.iter("testcase")
         if case.find("failure") is not None
     }
-    # vLLM wants a call's arguments as JSON text: the objects form fails its render case.
-    assert ("vllm", "render") in failed
+    # Llama 3.1 writes a call's arguments with tojson: vLLM, given JSON text, turns it
+    # into an object (its rewrites say so), so the prompt differs from transformers'.
+    assert ("vllm", "differs") in failed
     assert status == 1
     assert int(by_suite["vllm"].get("tests")) == len(list(by_suite["vllm"].iter("testcase")))
 

@@ -53,6 +53,8 @@ STANDARD: tuple[dict[str, Any], ...] = (
     _BY_NAME["continue"],
 )
 
+#: The conversations whose calls' arguments go as objects, as library callers pass them.
+OBJECT_ARGUMENTS = frozenset(c["name"] for c in STANDARD if c.get("tool_arguments") == "objects")
 #: The names, in order (the JSON report's conversations).
 NAMES = tuple(case["name"] for case in STANDARD)
 

@@ -7,6 +7,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from app.check.conversations import OBJECT_ARGUMENTS
+from app.render import engines
+
 #: How bad a finding is, worst first; `--fail-on` names one of the first two.
 SEVERITIES = ("error", "warning", "note")
 #: The Analysis view's severities as the check's.
@@ -84,8 +87,7 @@ def _case_findings(row: dict[str, Any], reference: str) -> list[Finding]:
         name = case["conversation"]
         if case["outcome"] == "raises":
             said = error["message"] if error and error["conversation"] == name else "(as above)"
-            message = f"raises where {reference} renders: {said}"
-            found.append(_case_finding("error", row, name, message, "render"))
+            found.append(_raises(row, name, f"raises where {reference} renders: {said}"))
         elif case["outcome"] == "differs":
             message = f"renders another prompt than {reference}"
             if difference and difference["conversation"] == name:
@@ -95,6 +97,16 @@ def _case_findings(row: dict[str, Any], reference: str) -> list[Finding]:
         message = f"refuses the request, as {reference} does"
         found.append(_case_finding("note", row, name, message, "render"))
     return found
+
+
+def _raises(row: dict[str, Any], name: str, message: str) -> Finding:
+    """An engine's refusal: an error, but a note where an OpenAI-compatible server
+    refuses arguments sent as objects (its clients send JSON text: no template fixes it)."""
+    server = engines.get_engine(row["id"]).info.openai_server
+    if server and name in OBJECT_ARGUMENTS:
+        message += " (its API takes a call's arguments only as JSON text)"
+        return _case_finding("note", row, name, message, "render")
+    return _case_finding("error", row, name, message, "render")
 
 
 def _where(difference: dict[str, Any]) -> str:
