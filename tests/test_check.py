@@ -12,8 +12,10 @@ import pytest
 from gguf import GGUFWriter
 
 from app.check.cli import main
+from app.check.target import read_target
+from app.sources.limits import SourceLimits
 from tests.support import REPO
-from tests.support.shared_data import TEMPLATES_DIR, needs_shared
+from tests.support.shared_data import TEMPLATES_DIR, VOCAB_DIR, needs_shared
 
 QWEN3 = REPO / "templates_lib" / "qwen3.jinja"
 LLAMA31 = REPO / "templates_lib" / "llama3.1.jinja"
@@ -116,6 +118,22 @@ def test_a_gguf_header_is_read_as_the_upload_reads_it(tmp_path: Path, capsys) ->
     assert status == 1
     assert report["target"] == str(path)
     assert "load:edge-llm" in _ids(report, "error")
+
+
+@needs_shared
+def test_a_gguf_vocabulary_checks_the_tokens_the_template_prints(tmp_path: Path, capsys) -> None:
+    # llama.cpp's Phi-3 vocabulary file holds a chat template: `<|end|>` closes its turns,
+    # a token of the vocabulary (id 32007) that is not one its EOS ids name.
+    vocab = VOCAB_DIR / "ggml-vocab-phi-3.gguf"
+    status, report = _json(capsys, str(vocab), "--engines", "llama.cpp")
+    assert status == 1
+    said = [f["message"] for f in report["findings"] if f["severity"] == "error"]
+    assert any("'<|end|>' (id 32007)" in message for message in said), said
+    # The same template without the vocabulary: no ids to check it against.
+    template = tmp_path / "phi-3.jinja"
+    template.write_text(read_target(str(vocab), SourceLimits()).template)
+    _, bare = _json(capsys, str(template), "--engines", "llama.cpp")
+    assert not any("id 32007" in f["message"] for f in bare["findings"])
 
 
 @pytest.mark.parametrize(

@@ -15,6 +15,7 @@ from app.check.findings import SEVERITIES
 from app.check.output import as_json, as_junit, as_text
 from app.check.run import Result, run_check
 from app.check.target import TargetError, read_target
+from app.check.vocabulary import with_vocabulary
 from app.config import load_settings, render_limits, source_limits
 from app.pool import PoolUnavailable
 from app.render import engines
@@ -59,10 +60,11 @@ def check(arguments: argparse.Namespace) -> Result:
     only = _engines(arguments.engines)
     path = config_path(arguments.target, arguments.config)
     accepted = read_accepted(path) if path is not None else {}
-    target = read_target(arguments.target, source_limits(settings))
+    limits = source_limits(settings)
+    target, token_ids = with_vocabulary(read_target(arguments.target, limits), limits)
     pool = SandboxPool(render_limits(settings), workers=WORKERS)
     try:
-        result = run_check(target, pool, only)
+        result = run_check(target, pool, only, token_ids)
     finally:
         pool.close()
     result.findings = apply(result.findings, accepted)

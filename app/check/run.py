@@ -9,6 +9,7 @@ from typing import Any
 from app.analysis.analyze import analyze
 from app.analysis.model_files import model_files
 from app.analysis.portability import portability
+from app.analysis.vocab_checks import TokenIds
 from app.check.conversations import NAMES, standard_cases
 from app.check.findings import Finding, analysis_findings, portability_findings
 from app.check.round_trip import round_trip_findings
@@ -31,8 +32,15 @@ class Result:
     findings: list[Finding] = field(default_factory=list)
 
 
-def run_check(target: Target, pool: SandboxPool, only: set[str] | None = None) -> Result:
-    """Check `target`'s template with the engines in `only` (None: every engine)."""
+def run_check(
+    target: Target,
+    pool: SandboxPool,
+    only: set[str] | None = None,
+    token_ids: TokenIds | None = None,
+) -> Result:
+    """Check `target`'s template with the engines in `only` (None: every engine);
+    `token_ids` tokenizes with the source's vocabulary (`vocabulary.py`), for the
+    Analysis view's checks of the special tokens against it."""
     base = RenderRequest(
         template=target.template, messages=[], special_tokens=target.special_tokens
     )
@@ -42,7 +50,7 @@ def run_check(target: Target, pool: SandboxPool, only: set[str] | None = None) -
     result.findings += portability_findings(report)
     analysed = next(case.request for case in cases if case.name == ANALYSED)
     try:
-        analysis = analyze(analysed, pool, target.source).to_json()
+        analysis = analyze(analysed, pool, target.source, token_ids).to_json()
     except TemplateProblem as problem:
         message = f"the Analysis view's checks did not run: {problem.message}"
         result.findings.append(Finding("error", None, ANALYSED, message, "analysis", "analysis"))
