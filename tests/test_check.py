@@ -12,10 +12,13 @@ import pytest
 from gguf import GGUFWriter
 
 from app.check.cli import main
+from app.check.conversations import STANDARD
+from app.check.run import ANALYSED
 from app.check.target import read_target
 from app.sources.limits import SourceLimits
 from tests.support import REPO
 from tests.support.shared_data import TEMPLATES_DIR, VOCAB_DIR, needs_shared
+from tests.support.sources import built_with
 
 QWEN3 = REPO / "templates_lib" / "qwen3.jinja"
 LLAMA31 = REPO / "templates_lib" / "llama3.1.jinja"
@@ -158,3 +161,25 @@ def test_an_accept_entry_without_a_reason_is_refused(tmp_path: Path) -> None:
     (tmp_path / "t.jinja").write_text("{{ messages[0].content }}")
     (tmp_path / ".playground-check.toml").write_text('[[accept]]\nid = "load:edge-llm"\n')
     assert main([str(tmp_path / "t.jinja")]) == 2
+
+
+@needs_shared
+def test_its_findings_agree_with_the_analysis_view_for_the_same_state(client, capsys) -> None:
+    vocab = VOCAB_DIR / "ggml-vocab-phi-3.gguf"
+    _, report = _json(capsys, str(vocab), "--engines", "llama.cpp")
+    source = client.post(
+        "/api/sources/gguf", data=vocab.read_bytes(), content_type="application/octet-stream"
+    ).json
+    case = next(c for c in STANDARD if c["name"] == ANALYSED)
+    # The page's state once the source is loaded: its template and special tokens.
+    body = {"template": source["templates"]["default"], "messages": case["messages"]}
+    body["special_tokens"] = source["special_tokens"]
+    built_with(lambda path: client.get(path).json, source)
+    answer = client.post("/api/analyze", json={**body, "source": source["id"],
+                                               "add_generation_prompt": True}).json  # fmt: skip
+    page = {f"analysis:{d['id']}" for d in answer["diagnostics"]}
+    checked = {f["id"] for f in report["findings"] if f["check"] == "analysis"}
+    assert page == checked and "analysis:end-marker-not-eog" in page
+    lost = [p for p in answer["prefix_stability"] if p["answer_stays_prefix"] is False]
+    prefix = [f for f in report["findings"] if f["id"].startswith("prefix:answer:")]
+    assert len(lost) == len(prefix)
