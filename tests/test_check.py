@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import urllib.request
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
@@ -183,3 +184,23 @@ def test_its_findings_agree_with_the_analysis_view_for_the_same_state(client, ca
     lost = [p for p in answer["prefix_stability"] if p["answer_stays_prefix"] is False]
     prefix = [f for f in report["findings"] if f["id"].startswith("prefix:answer:")]
     assert len(lost) == len(prefix)
+
+
+def test_share_prints_a_link_per_finding_that_opens_its_state(live_server, capsys) -> None:
+    status, report = _json(
+        capsys, str(QWEN3), "--engines", "edge-llm,tgi", "--share", live_server.url
+    )
+    assert status == 1
+    load = next(f for f in report["findings"] if f["id"] == "load:edge-llm")
+    differs = next(f for f in report["findings"] if f["check"] == "differs")
+    with urllib.request.urlopen(load["share"] + ".json", timeout=30) as response:
+        state = json.load(response)
+    assert state["template"] == QWEN3.read_text() and state["engine"] == "edge-llm"
+    with urllib.request.urlopen(differs["share"] + ".json", timeout=30) as response:
+        state = json.load(response)
+    assert (state["compare_engines"], state["view"]) == ("tgi", "diff")
+    assert (
+        state["messages"]
+        == next(c for c in STANDARD if c["name"] == differs["conversation"])["messages"]
+    )
+    assert main([str(QWEN3), "--engines", "tgi", "--share", "http://127.0.0.1:9"]) == 2

@@ -14,6 +14,7 @@ from app.check.accept import apply, config_path, read_accepted
 from app.check.findings import SEVERITIES
 from app.check.output import as_json, as_junit, as_text
 from app.check.run import Result, run_check
+from app.check.share import shared
 from app.check.target import TargetError, read_target
 from app.check.vocabulary import with_vocabulary
 from app.config import load_settings, render_limits, source_limits
@@ -40,6 +41,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--config", help="the accept file (default: .playground-check.toml "
                         "beside the target)")  # fmt: skip
     parser.add_argument("--output", help="write the report to this file (default: stdout)")
+    parser.add_argument("--share", metavar="URL", help="a running playground: print a share "
+                        "link per finding, made by its /api/shares")  # fmt: skip
     return parser
 
 
@@ -68,6 +71,8 @@ def check(arguments: argparse.Namespace) -> Result:
     finally:
         pool.close()
     result.findings = apply(result.findings, accepted)
+    if arguments.share:
+        result.findings = shared(result.findings, target, arguments.share)
     return result
 
 

@@ -31,6 +31,8 @@ class Finding:
     id: str
     #: Why the accept file accepts it (None: not accepted).
     accepted: str | None = None
+    #: Its share link on a running playground (`--share`), else None.
+    share: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

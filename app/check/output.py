@@ -26,6 +26,8 @@ def as_text(result: Result) -> str:
             where = f" [{finding.conversation}]" if finding.conversation else ""
             mark = f"accepted ({finding.accepted}): " if finding.accepted else ""
             lines.append(f"  {finding.severity:<7}{where} {mark}{finding.message}")
+            if finding.share:
+                lines.append(f"           open it: {finding.share}")
     return "\n".join(lines) + "\n"
 
 
@@ -54,6 +56,7 @@ def as_json(result: Result) -> str:
                 "check": f.check,
                 "id": f.id,
                 "accepted": f.accepted,
+                "share": f.share,
             }
             for f in result.findings
         ],

@@ -15,14 +15,19 @@ from app.render.pool import SandboxPool
 
 #: The Completion menu's entries checked, by the conversation name the report gives them.
 KINDS = {"tool_call": "tool-call-answer", "parallel_tool_calls": "parallel-calls-answer"}
-_QUESTION = [{"role": "user", "content": "What's the weather and the local time in Lisbon?"}]
+#: The conversation the template's own tool calls answer.
+ROUND_TRIP_QUESTION = [
+    {"role": "user", "content": "What's the weather and the local time in Lisbon?"}
+]
 
 
 def round_trip_findings(
     base: RenderRequest, pool: SandboxPool, only: set[str] | None
 ) -> list[Finding]:
     """Each engine's reading of the template's own tool calls, and its round trip."""
-    request = replace(base, messages=_QUESTION, tools=EXAMPLE_TOOLS, add_generation_prompt=True)
+    request = replace(
+        base, messages=ROUND_TRIP_QUESTION, tools=EXAMPLE_TOOLS, add_generation_prompt=True
+    )
     found: list[Finding] = []
     for kind, name in KINDS.items():
         try:
