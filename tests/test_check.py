@@ -18,6 +18,7 @@ from app.check.run import ANALYSED
 from app.check.target import read_target
 from app.sources.limits import SourceLimits
 from tests.support import REPO
+from tests.support.fake_hub import FakeHub, Repo
 from tests.support.shared_data import TEMPLATES_DIR, VOCAB_DIR, needs_shared
 from tests.support.sources import built_with
 
@@ -109,8 +110,8 @@ def test_hugging_face_files_bring_their_special_tokens(tmp_path: Path, capsys) -
     assert _ids(from_folder, "warning") == _ids(from_file, "warning")
 
 
-def test_a_gguf_header_is_read_as_the_upload_reads_it(tmp_path: Path, capsys) -> None:
-    path = tmp_path / "model.gguf"
+def _qwen3_gguf(path: Path) -> Path:
+    """A GGUF header with Qwen3's template and a three-token vocabulary."""
     writer = GGUFWriter(path, arch="llama")
     writer.add_chat_template(QWEN3.read_text())
     writer.add_token_list(["<|im_start|>", "<|im_end|>", "a"])
@@ -118,6 +119,11 @@ def test_a_gguf_header_is_read_as_the_upload_reads_it(tmp_path: Path, capsys) ->
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
     writer.close()
+    return path
+
+
+def test_a_gguf_header_is_read_as_the_upload_reads_it(tmp_path: Path, capsys) -> None:
+    path = _qwen3_gguf(tmp_path / "model.gguf")
     status, report = _json(capsys, str(path), "--engines", "edge-llm")
     assert status == 1
     assert report["target"] == str(path)
@@ -144,7 +150,7 @@ def test_a_gguf_vocabulary_checks_the_tokens_the_template_prints(tmp_path: Path,
     ("args", "said"),
     [
         (["/nonexistent/template.jinja"], "does not exist"),
-        (["Qwen/Qwen3-8B"], "looks like a Hub id"),
+        (["not a path/nor an id"], "does not exist"),
         ([str(QWEN3), "--engines", "nope"], "No engine nope"),
     ],
 )
@@ -204,3 +210,26 @@ def test_share_prints_a_link_per_finding_that_opens_its_state(live_server, capsy
         == next(c for c in STANDARD if c["name"] == differs["conversation"])["messages"]
     )
     assert main([str(QWEN3), "--engines", "tgi", "--share", "http://127.0.0.1:9"]) == 2
+
+
+def test_a_hub_id_is_read_through_the_pages_hub_client(tmp_path: Path, monkeypatch, capsys):
+    files, gguf = tmp_path / "files", tmp_path / "gguf"
+    files.mkdir(), gguf.mkdir()
+    config = {"chat_template": QWEN3.read_text(), "eos_token": "<|im_end|>"}
+    (files / "tokenizer_config.json").write_text(json.dumps(config))
+    _qwen3_gguf(gguf / "Model-Q4_K_M.gguf")
+    hub = FakeHub()
+    hub.repos = {"org/model": Repo(files), "org/Model-GGUF": Repo(gguf)}
+    monkeypatch.setenv("PLAYGROUND_HF_ENDPOINT", hub.url)
+    try:
+        for repo in ("org/model", "org/Model-GGUF"):
+            status, report = _json(capsys, repo, "--engines", "edge-llm")
+            assert (status, report["target"]) == (1, repo)
+            assert "load:edge-llm" in _ids(report, "error")
+        assert hub.fetched("org/model") == {"tokenizer_config.json"}
+        assert hub.fetched("org/Model-GGUF") == {"Model-Q4_K_M.gguf"}
+        assert main(["org/missing"]) == 2
+        said = capsys.readouterr().err
+        assert said.startswith("playground check: org/missing: ") and "Traceback" not in said
+    finally:
+        hub.close()

@@ -9,9 +9,11 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from app.check.accept import apply, config_path, read_accepted
 from app.check.findings import SEVERITIES
+from app.check.hub import is_hub_id, read_hub
 from app.check.output import as_json, as_junit, as_text
 from app.check.run import Result, run_check
 from app.check.share import shared
@@ -33,7 +35,7 @@ def _parser() -> argparse.ArgumentParser:
         description="Check a chat template with every runtime the playground reproduces.",
     )
     parser.add_argument("target", help="a template file, a GGUF file, a folder of "
-                        "Hugging Face files or a tokenizer_config.json")  # fmt: skip
+                        "Hugging Face files, a tokenizer_config.json or a Hub id")  # fmt: skip
     parser.add_argument("--format", choices=("text", "json", "junit"), default="text")
     parser.add_argument("--engines", help="comma-separated engine ids (default: all): "
                         + ", ".join(engines.ENGINES))  # fmt: skip
@@ -64,7 +66,12 @@ def check(arguments: argparse.Namespace) -> Result:
     path = config_path(arguments.target, arguments.config)
     accepted = read_accepted(path) if path is not None else {}
     limits = source_limits(settings)
-    target, token_ids = with_vocabulary(read_target(arguments.target, limits), limits)
+    name = arguments.target
+    if not Path(name).exists() and is_hub_id(name, settings):
+        read = read_hub(name, settings, limits)
+    else:
+        read = read_target(name, limits)
+    target, token_ids = with_vocabulary(read, limits)
     pool = SandboxPool(render_limits(settings), workers=WORKERS)
     try:
         result = run_check(target, pool, only, token_ids)

@@ -4,7 +4,7 @@ folder or a `tokenizer_config.json`), or a Hub id, each read as the page reads i
 Files are parsed by the source worker's own `load_source`, in this process: a command
 run on the publisher's own files has no visitor to guard against, and the same
 `PLAYGROUND_*` source limits apply (the array items, the template size, the JSON depth).
-A Hub id is not fetched yet (`_not_found` says what to do instead).
+A Hub id is read by `hub.py`, through the page's own Hub client.
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from typing import BinaryIO
 
 from app.sources.gguf import IncompleteHeader
 from app.sources.hf import KNOWN_JSON_FILES, canonical_files
-from app.sources.hub import parse_reference
 from app.sources.limits import SourceLimits
 from app.sources.source import Source
 from app.sources.worker import Loaded, load_source
@@ -49,29 +48,16 @@ def read_target(text: str, limits: SourceLimits) -> Target:
     """The target `text` names; raises `TargetError` with a sentence when it cannot."""
     path = Path(text)
     if path.is_dir():
-        return _from_source(text, _hf_folder(path), limits)
+        return from_source(text, _hf_folder(path), limits)
     if path.is_file():
         if _starts_with(path, GGUF_MAGIC):
-            return _from_source(text, _gguf(path, limits), limits)
+            return from_source(text, _gguf(path, limits), limits)
         if path.name in KNOWN_JSON_FILES:
-            return _from_source(text, _hf_files({path.name: _text(path)}), limits)
+            return from_source(text, hf_files({path.name: _text(path)}), limits)
         return Target(text, _text(path))
     if path.exists():
         raise TargetError(f"{text} is neither a file nor a folder.")
-    raise TargetError(_not_found(text))
-
-
-def _not_found(text: str) -> str:
-    """Why a name that is no path is not read: a Hub id is recognised by the page's own
-    reader of Hub references, but not fetched yet (the page's remote source needs its
-    source store and workers)."""
-    if parse_reference(text) is None:
-        return f"{text} does not exist, and is no Hugging Face Hub id either."
-    return (
-        f"{text} looks like a Hub id, and check does not fetch from the Hub yet: download "
-        f"its tokenizer files (hf download {text} tokenizer_config.json chat_template.jinja "
-        "--local-dir model) and check the folder."
-    )
+    raise TargetError(f"{text} does not exist, and is no Hugging Face Hub id either.")
 
 
 def _starts_with(path: Path, magic: bytes) -> bool:
@@ -106,10 +92,10 @@ def _hf_folder(path: Path) -> tuple[str, bytes, None]:
         raise TargetError(
             f"{path} holds no tokenizer_config.json, chat template or tokenizer.json."
         )
-    return _hf_files(files)
+    return hf_files(files)
 
 
-def _hf_files(files: dict[str, str]) -> tuple[str, bytes, None]:
+def hf_files(files: dict[str, str]) -> tuple[str, bytes, None]:
     return "hf", canonical_files({k: v.encode("utf-8") for k, v in files.items()}), None
 
 
@@ -127,7 +113,7 @@ def _gguf(path: Path, limits: SourceLimits) -> tuple[str, bytes, str]:
         size = min(max(size * 4, answer.need_bytes), MAX_GGUF_PREFIX)
 
 
-def _from_source(
+def from_source(
     name: str, kind_data: tuple[str, bytes, str | None], limits: SourceLimits
 ) -> Target:
     """Parse `kind_data` as the upload does and take its default template."""
