@@ -233,3 +233,13 @@ def test_a_hub_id_is_read_through_the_pages_hub_client(tmp_path: Path, monkeypat
         assert said.startswith("playground check: org/missing: ") and "Traceback" not in said
     finally:
         hub.close()
+
+
+def test_prefix_stability_is_checked_with_each_engine(capsys) -> None:
+    # DeepSeek-R1's template: transformers' request 2 starts with request 1 and its
+    # answer; llama.cpp's does not (it renders the generation prompt's `<think>` another way).
+    template = str(REPO / "templates_lib" / "deepseek-r1-distill.jinja")
+    _, report = _json(capsys, template, "--engines", "llama.cpp,transformers.js")
+    prefix = {f["id"] for f in report["findings"] if f["check"] == "prefix"}
+    assert {"prefix:answer:llama.cpp:1", "prefix:answer:llama.cpp:2"} <= prefix
+    assert not [name for name in prefix if "transformers" in name]

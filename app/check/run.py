@@ -12,6 +12,7 @@ from app.analysis.portability import portability
 from app.analysis.vocab_checks import TokenIds
 from app.check.conversations import NAMES, standard_cases
 from app.check.findings import Finding, analysis_findings, portability_findings
+from app.check.prefix import prefix_findings
 from app.check.round_trip import round_trip_findings
 from app.check.target import Target
 from app.problems import TemplateProblem
@@ -56,6 +57,7 @@ def run_check(
         result.findings.append(Finding("error", None, ANALYSED, message, "analysis", "analysis"))
     else:
         result.findings += analysis_findings(analysis, engines.REFERENCE_ENGINE, ANALYSED)
+    result.findings += prefix_findings(analysed, pool, ANALYSED, only)
     result.findings += round_trip_findings(base, pool, only)
     return result
 
