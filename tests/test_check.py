@@ -243,3 +243,18 @@ def test_prefix_stability_is_checked_with_each_engine(capsys) -> None:
     prefix = {f["id"] for f in report["findings"] if f["check"] == "prefix"}
     assert {"prefix:answer:llama.cpp:1", "prefix:answer:llama.cpp:2"} <= prefix
     assert not [name for name in prefix if "transformers" in name]
+
+
+def test_the_templates_own_tool_calls_are_read_back_by_each_parser(capsys) -> None:
+    # gpt-oss writes two calls in one answer; vLLM's gpt-oss parser reads the first only.
+    # Edge-LLM does not load the template: its load finding stands for its parser too.
+    template = str(REPO / "templates_lib" / "gpt-oss.jinja")
+    _, report = _json(capsys, template, "--engines", "vllm,edge-llm")
+    trips = {f["id"]: f for f in report["findings"] if f["check"] == "round-trip"}
+    assert trips["round-trip:vllm:parallel-calls-answer"]["severity"] == "error"
+    assert (
+        "reads 1 of the 2 tool call(s)" in trips["round-trip:vllm:parallel-calls-answer"]["message"]
+    )
+    assert "round-trip:vllm:tool-call-answer" not in trips  # one call reads back whole
+    assert not [name for name in trips if "edge-llm" in name]
+    assert "load:edge-llm" in _ids(report, "error")

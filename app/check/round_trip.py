@@ -22,9 +22,11 @@ ROUND_TRIP_QUESTION = [
 
 
 def round_trip_findings(
-    base: RenderRequest, pool: SandboxPool, only: set[str] | None
+    base: RenderRequest, pool: SandboxPool, only: set[str] | None, not_loading: set[str]
 ) -> list[Finding]:
-    """Each engine's reading of the template's own tool calls, and its round trip."""
+    """Each engine's reading of the template's own tool calls, and its round trip; none
+    for the engines in `not_loading`, whose program does not load the template at all
+    (their load finding says so)."""
     request = replace(
         base, messages=ROUND_TRIP_QUESTION, tools=EXAMPLE_TOOLS, add_generation_prompt=True
     )
@@ -38,7 +40,7 @@ def round_trip_findings(
             continue
         response = read_completion(request, entry.completion, {}, pool.run)
         for engine in response.engines:
-            if only is None or engine.engine in only:
+            if (only is None or engine.engine in only) and engine.engine not in not_loading:
                 found += _engine_findings(engine, name, kind == "parallel_tool_calls")
     return found
 
