@@ -30,6 +30,7 @@ WORKERS = 2
 
 
 def _parser() -> argparse.ArgumentParser:
+    """The command line: a target and its options."""
     parser = argparse.ArgumentParser(
         prog="./playground check",
         description="Check a chat template with every runtime the playground reproduces.",
@@ -49,6 +50,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _engines(text: str | None) -> set[str] | None:
+    """The engine ids `--engines` names (None: all); TargetError for an unknown one."""
     if text is None:
         return None
     chosen = {name.strip() for name in text.split(",") if name.strip()}

@@ -35,10 +35,12 @@ class Finding:
     share: str | None = None
 
     def to_json(self) -> dict[str, Any]:
+        """Its fields as a JSON object."""
         return asdict(self)
 
 
 def _shown(text: str) -> str:
+    """Text as a report quotes it: escapes visible, "(end)" for nothing."""
     return repr(text)[1:-1] or "(end)"
 
 
@@ -121,7 +123,10 @@ def _where(difference: dict[str, Any]) -> str:
     return said + ("" if not rewrites else " (the engine says: " + " ".join(rewrites) + ")")
 
 
-def _case_finding(severity: str, row: dict[str, Any], case: str | None, message: str, check: str):
+def _case_finding(
+    severity: str, row: dict[str, Any], case: str | None, message: str, check: str
+) -> Finding:
+    """A finding about one engine's conversation, named by check, engine and conversation."""
     engine = row["id"]
     return Finding(severity, engine, case, message, check, f"{check}:{engine}:{case}")
 

@@ -49,6 +49,7 @@ def read_hub(text: str, settings: dict[str, Any], limits: SourceLimits) -> Targe
 
 def _files(text: str, hub: Hub, listing: Listing, fetchers: Fetchers, budget: Budget,
            limits: SourceLimits) -> Target:  # fmt: skip
+    """The tokenizer files transformers reads, read whole, as an upload of them."""
     files = {}
     for path in listing.tokenizer_files():
         data = fetchers.run(budget, lambda p=path: hub.read_whole(listing, p, budget))
@@ -61,14 +62,17 @@ def _files(text: str, hub: Hub, listing: Listing, fetchers: Fetchers, budget: Bu
 
 def _gguf(text: str, hub: Hub, listing: Listing, file: str, fetchers: Fetchers, budget: Budget,
           limits: SourceLimits) -> Target:  # fmt: skip
+    """A GGUF file's header, read as far as the parser asks, as an upload of it."""
     if file not in listing.files:
         raise TargetError(f"{listing.repo} has no file {file} at {listing.sha}.")
     name = PurePosixPath(file).name
 
     def read_more(start: int, end: int) -> bytes:
+        """Bytes `start` to `end` of the file, within the budget."""
         return fetchers.run(budget, lambda: hub.read(listing, file, start, end, budget))
 
     def parse(prefix: bytes) -> bytes | IncompleteHeader:
+        """The prefix once it holds the header, else what more it needs."""
         answer = load_source("gguf", prefix, name, limits).value
         return answer if isinstance(answer, IncompleteHeader) else prefix
 

@@ -32,10 +32,12 @@ def as_text(result: Result) -> str:
 
 
 def _rank(finding: Finding) -> int:
+    """Its place among the severities, worst first."""
     return SEVERITIES.index(finding.severity)
 
 
 def _counts(findings: list[Finding]) -> str:
+    """How many findings of each severity are not accepted, and how many are."""
     live = [f for f in findings if f.accepted is None]
     said = [f"{sum(f.severity == s for f in live)} {s}s" for s in SEVERITIES]
     accepted = len(findings) - len(live)
@@ -91,5 +93,6 @@ def as_junit(result: Result, fail_on: str) -> str:
 
 
 def _line(finding: Finding) -> str:
+    """One finding as a line of a JUnit case."""
     where = f"[{finding.conversation}] " if finding.conversation else ""
     return f"{finding.severity}: {where}{finding.message}"

@@ -24,6 +24,7 @@ def engine_prefixes(request: RenderRequest, limits: RenderLimits) -> list[dict[s
     side); None when a request does not render."""
 
     def rendered(messages: list[dict[str, Any]] | None, generation: bool) -> str | None:
+        """The prompt of `messages` (None: no such request)."""
         if messages is None:
             return None
         asked = replace(request, messages=messages, add_generation_prompt=generation)
@@ -60,6 +61,7 @@ def prefix_findings(
 
 
 def _run(pool: SandboxPool, request: RenderRequest) -> list[dict[str, Any]] | None:
+    """The request's turn pairs as its engine renders them, in a sandbox worker."""
     try:
         return pool.run(engine_prefixes, request)
     except TemplateProblem:

@@ -50,6 +50,7 @@ def _engine_findings(response: EngineResponse, name: str, parallel: bool) -> lis
     engine, key = response.engine, f"round-trip:{response.engine}:{name}"
 
     def finding(severity: str, message: str) -> Finding:
+        """A round-trip finding of this engine and conversation."""
         return Finding(severity, engine, name, message, "round-trip", key)
 
     if response.problem is not None:

@@ -59,6 +59,7 @@ def shared(findings: list[Finding], target: Target, base: str) -> list[Finding]:
 
 
 def _post(base: str, body: str) -> str:
+    """The share link the playground at `base` makes for the state `body`."""
     request = urllib.request.Request(
         f"{base}/api/shares", body.encode(), {"Content-Type": "application/json"}, method="POST"
     )

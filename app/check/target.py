@@ -61,11 +61,13 @@ def read_target(text: str, limits: SourceLimits) -> Target:
 
 
 def _starts_with(path: Path, magic: bytes) -> bool:
+    """Whether the file begins with `magic`."""
     with _opened(path) as file:
         return file.read(len(magic)) == magic
 
 
 def _opened(path: Path) -> BinaryIO:
+    """The file opened for reading; TargetError with a sentence when it cannot be."""
     try:
         return path.open("rb")
     except OSError as error:
@@ -73,6 +75,7 @@ def _opened(path: Path) -> BinaryIO:
 
 
 def _text(path: Path) -> str:
+    """The file as UTF-8 text; TargetError when it is not."""
     with _opened(path) as file:
         data = file.read()
     try:
@@ -96,6 +99,7 @@ def _hf_folder(path: Path) -> tuple[str, bytes, None]:
 
 
 def hf_files(files: dict[str, str]) -> tuple[str, bytes, None]:
+    """Hugging Face files (name -> text) in the form the upload stores and parses."""
     return "hf", canonical_files({k: v.encode("utf-8") for k, v in files.items()}), None
 
 
