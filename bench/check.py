@@ -40,6 +40,7 @@ def main() -> int:
     """Run the bench; 1 if a check crashed or a template missed the goal."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="the whole check only")
+    parser.add_argument("--limit", type=int, help="the first N templates only")
     arguments = parser.parse_args()
     if not TEMPLATES_DIR.is_dir():
         sys.exit(MISSING)
@@ -51,7 +52,7 @@ def main() -> int:
     by_engine: dict[str, list[float]] = {engine: [] for engine in ENGINES}
     crashed = []
     try:
-        for path in template_files():
+        for path in template_files()[: arguments.limit]:
             try:
                 seconds, errors = _timed(pool, str(path), None)
                 totals[path.name] = seconds
