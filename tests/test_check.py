@@ -67,10 +67,15 @@ def test_an_accept_file_turns_the_failure_into_success(tmp_path: Path, capsys) -
 @needs_shared
 def test_firefunction_v2_does_not_load_in_edge_llm(capsys) -> None:
     template = TEMPLATES_DIR / "fireworks-ai-llama-3-firefunction-v2.jinja"
-    status, report = _json(capsys, str(template), "--engines", "edge-llm")
+    status, report = _json(capsys, str(template), "--engines", "edge-llm,llama.cpp")
     assert status == 1
-    assert [row["engine"] for row in report["engines"]] == ["transformers", "edge-llm"]
+    engines = [row["engine"] for row in report["engines"]]
+    assert engines == ["transformers", "llama.cpp", "edge-llm"]
     assert "load:edge-llm" in _ids(report, "error")
+    # transformers raises without a `functions` variable, where llama.cpp renders.
+    assert "render:transformers:plain" in _ids(report, "error")
+    said = {f["message"] for f in report["findings"] if f["id"] == "differs:llama.cpp:plain"}
+    assert said == {"renders where transformers raises"}
 
 
 def test_llama31_junit_is_read_by_a_junit_parser(tmp_path: Path) -> None:

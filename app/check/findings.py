@@ -48,6 +48,9 @@ def portability_findings(report: dict[str, Any]) -> list[Finding]:
     """Every engine's load failure, refusals and first difference from the reference."""
     found: list[Finding] = []
     reference = report["reference"]
+    rows = report["engines"]
+    cases = next((r["cases"] for r in rows if r["id"] == reference), [])
+    refused = {case["conversation"] for case in cases if case["outcome"] == "raises"}
     for row in report["engines"]:
         engine, error = row["id"], row["first_error"]
         load = row["load"]
@@ -64,7 +67,7 @@ def portability_findings(report: dict[str, Any]) -> list[Finding]:
         if engine == reference:
             found += _reference_findings(row, error)
             continue
-        found += _case_findings(row, reference)
+        found += _case_findings(row, reference, refused)
     return found
 
 
@@ -83,8 +86,9 @@ def _reference_findings(row: dict[str, Any], error: dict[str, Any] | None) -> li
     return [_case_finding("error", row, error["conversation"], message, "render")]
 
 
-def _case_findings(row: dict[str, Any], reference: str) -> list[Finding]:
-    """An engine's refusals and differences, one finding per conversation."""
+def _case_findings(row: dict[str, Any], reference: str, refused: set[str]) -> list[Finding]:
+    """An engine's refusals and differences, one finding per conversation (`refused`:
+    the conversations the reference raises on)."""
     found = []
     error, difference = row["first_error"], row["first_difference"]
     for case in row["cases"]:
@@ -92,6 +96,9 @@ def _case_findings(row: dict[str, Any], reference: str) -> list[Finding]:
         if case["outcome"] == "raises":
             said = error["message"] if error and error["conversation"] == name else "(as above)"
             found.append(_raises(row, name, f"raises where {reference} renders: {said}"))
+        elif case["outcome"] == "differs" and name in refused:
+            message = f"renders where {reference} raises"
+            found.append(_case_finding("warning", row, name, message, "differs"))
         elif case["outcome"] == "differs":
             message = f"renders another prompt than {reference}"
             if difference and difference["conversation"] == name:
