@@ -263,3 +263,13 @@ def test_the_templates_own_tool_calls_are_read_back_by_each_parser(capsys) -> No
     assert "round-trip:vllm:tool-call-answer" not in trips  # one call reads back whole
     assert not [name for name in trips if "edge-llm" in name]
     assert "load:edge-llm" in _ids(report, "error")
+
+
+def test_refusals_a_publisher_cannot_fix_do_not_fail(capsys) -> None:
+    # Llama 3.1 refuses parallel calls itself (raise_exception), and Edge-LLM's server
+    # takes no continue_final_message field, whatever the template: neither fails CI.
+    status, report = _json(capsys, str(LLAMA31), "--engines", "edge-llm")
+    assert status == 0
+    assert "render:transformers:parallel-tools" in _ids(report, "note")
+    assert "render:edge-llm:continue" in _ids(report, "warning")
+    assert main([str(LLAMA31), "--engines", "edge-llm", "--fail-on", "warning"]) == 1

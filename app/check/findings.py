@@ -76,14 +76,20 @@ REFUSAL = "TemplateError"
 
 
 def _reference_findings(row: dict[str, Any], error: dict[str, Any] | None) -> list[Finding]:
-    """The reference's first failure: the template's own refusal, or an error."""
-    if not error:
-        return []
-    if error.get("type") == REFUSAL:
-        message = f"the template refuses this conversation: {error['message']}"
-        return [_case_finding("note", row, error["conversation"], message, "render")]
-    message = f"raises: {error['message']}"
-    return [_case_finding("error", row, error["conversation"], message, "render")]
+    """Each conversation the reference raises on: the template's own refusal (a note),
+    or an error."""
+    found = []
+    for case in row["cases"]:
+        if case["outcome"] != "raises":
+            continue
+        name = case["conversation"]
+        said = error["message"] if error and error["conversation"] == name else "(as above)"
+        if case.get("type") == REFUSAL:
+            message = f"the template refuses this conversation: {said}"
+            found.append(_case_finding("note", row, name, message, "render"))
+        else:
+            found.append(_case_finding("error", row, name, f"raises: {said}", "render"))
+    return found
 
 
 def _case_findings(row: dict[str, Any], reference: str, refused: set[str]) -> list[Finding]:
@@ -95,7 +101,8 @@ def _case_findings(row: dict[str, Any], reference: str, refused: set[str]) -> li
         name = case["conversation"]
         if case["outcome"] == "raises":
             said = error["message"] if error and error["conversation"] == name else "(as above)"
-            found.append(_raises(row, name, f"raises where {reference} renders: {said}"))
+            message = f"raises where {reference} renders: {said}"
+            found.append(_raises(row, name, message, case.get("type")))
         elif case["outcome"] == "differs" and name in refused:
             message = f"renders where {reference} raises"
             found.append(_case_finding("warning", row, name, message, "differs"))
@@ -110,13 +117,21 @@ def _case_findings(row: dict[str, Any], reference: str, refused: set[str]) -> li
     return found
 
 
-def _raises(row: dict[str, Any], name: str, message: str) -> Finding:
-    """An engine's refusal: an error, but a note where an OpenAI-compatible server
-    refuses arguments sent as objects (its clients send JSON text: no template fixes it)."""
+#: What an engine raises for a request its program's server refuses, whatever the template.
+SERVER_REFUSAL = "InvalidRequest"
+
+
+def _raises(row: dict[str, Any], name: str, message: str, kind: str | None) -> Finding:
+    """An engine's refusal (`kind`: its error's type): an error; a warning where its
+    server refuses the request by an API rule; a note where an OpenAI-compatible server
+    refuses arguments sent as objects (its clients send JSON text)."""
     server = engines.get_engine(row["id"]).info.openai_server
     if server and name in OBJECT_ARGUMENTS:
         message += " (its API takes a call's arguments only as JSON text)"
         return _case_finding("note", row, name, message, "render")
+    if kind == SERVER_REFUSAL:
+        message += " (a rule of its server's API, whatever the template)"
+        return _case_finding("warning", row, name, message, "render")
     return _case_finding("error", row, name, message, "render")
 
 
