@@ -157,6 +157,7 @@ def test_a_gguf_vocabulary_checks_the_tokens_the_template_prints(tmp_path: Path,
         (["/nonexistent/template.jinja"], "does not exist"),
         (["not a path/nor an id"], "does not exist"),
         ([str(QWEN3), "--engines", "nope"], "No engine nope"),
+        ([str(QWEN3), "--engines", "tgi", "--output", "/nonexistent/out.xml"], "No such file"),
     ],
 )
 def test_an_unreadable_target_exits_2_with_a_sentence(args: list[str], said: str) -> None:

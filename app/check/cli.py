@@ -103,8 +103,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         report = as_text(result)
     if arguments.output:
-        with open(arguments.output, "w", encoding="utf-8") as file:
-            file.write(report)
+        try:
+            with open(arguments.output, "w", encoding="utf-8") as file:
+                file.write(report)
+        except OSError as error:
+            print(f"playground check: {arguments.output}: {error.strerror}.", file=sys.stderr)
+            return UNREADABLE
     else:
         sys.stdout.write(report)
     worst = SEVERITIES.index(arguments.fail_on)
