@@ -19,6 +19,7 @@ from app.check.target import read_target
 from app.sources.limits import SourceLimits
 from tests.support import REPO
 from tests.support.fake_hub import FakeHub, Repo
+from tests.support.remote_fixtures import transformers_repo
 from tests.support.shared_data import TEMPLATES_DIR, VOCAB_DIR, needs_shared
 from tests.support.sources import built_with
 
@@ -274,3 +275,16 @@ def test_refusals_a_publisher_cannot_fix_do_not_fail(capsys) -> None:
     assert "render:transformers:parallel-tools" in _ids(report, "note")
     assert "render:edge-llm:continue" in _ids(report, "warning")
     assert main([str(LLAMA31), "--engines", "edge-llm", "--fail-on", "warning"]) == 1
+
+
+def test_a_model_folder_from_the_suites_builder(tmp_path: Path, capsys) -> None:
+    # chat_template.jinja beside additional_chat_templates/: transformers reads the file
+    # (not the config's template), and Edge-LLM refuses a model with named templates.
+    folder = transformers_repo(tmp_path / "model")
+    status, report = _json(capsys, str(folder), "--engines", "edge-llm")
+    assert status == 1
+    load = next(f for f in report["findings"] if f["id"] == "load:edge-llm")
+    assert "named" in load["message"] and "additional_chat_templates" in load["message"]
+    target = read_target(str(folder), SourceLimits())
+    assert target.template == (folder / "chat_template.jinja").read_text()
+    assert target.special_tokens["bos_token"] == "<s>"
