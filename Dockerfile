@@ -72,4 +72,7 @@ VOLUME ["/data"]
 EXPOSE 8000
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
     CMD ["python", "-c", "import os, urllib.request; port = os.environ['PLAYGROUND_BIND'].rpartition(':')[2]; urllib.request.urlopen(f'http://127.0.0.1:{port}/healthz', timeout=4)"]
+# `docker run IMAGE check /model ...` runs `./playground check` on a mounted folder or file
+# (docs/check.md); any other command, the default one included, runs as given.
+ENTRYPOINT ["/bin/sh", "-c", "if [ \"$1\" = check ]; then shift; exec python -m app.check \"$@\"; fi; exec \"$@\"", "entry"]
 CMD ["python", "-m", "gunicorn", "-c", "gunicorn.conf.py"]

@@ -320,3 +320,21 @@ def test_portability_matrix_counts_each_template_by_its_worst_case(tmp_path):
     assert rows["dated.jinja"]["llama.cpp"] == "differs"
     conversations = 1 + len(EXAMPLES)
     assert by_case.total() == conversations * 2 * (len(ENGINES) - 1)
+
+
+# --------------------------------------------------------------------------- check
+
+
+@needs_shared
+def test_the_check_bench_times_templates_and_engines():
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.check", "--limit", "2"],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = [
+        line for line in done.stdout.splitlines() if line.endswith(".jinja") or ".jinja " in line
+    ]
+    assert len(lines) == 2 and all(f" {engine} " in lines[0] for engine in ENGINES)
+    assert "crashed: none; over 60 s: none" in done.stdout

@@ -331,6 +331,14 @@ def test_image_steps_install_and_serve(tmp_path):
         healthcheck = exec_form(final.last("HEALTHCHECK").partition(" CMD ")[2])
         assert healthcheck[0] == "python"
         subprocess.run([python, *healthcheck[1:]], env=run_env, cwd=workdir, check=True, timeout=10)
+
+        # `docker run IMAGE check /model/...`: the ENTRYPOINT runs the check (docs/check.md).
+        model = workdir / "templates_lib" / "qwen3.jinja"
+        entry = exec_form(final.last("ENTRYPOINT"))
+        check = [*entry, "check", str(model), "--engines", "edge-llm", "--format", "json"]
+        done = subprocess.run(check, env=run_env, cwd=workdir, capture_output=True, timeout=120)
+        assert done.returncode == 1, done.stderr  # Edge-LLM does not load Qwen3's template
+        assert "load:edge-llm" in {f["id"] for f in json.loads(done.stdout)["findings"]}
     finally:
         process.terminate()
         try:

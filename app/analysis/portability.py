@@ -16,9 +16,10 @@ loops, or writes without end, costs about one allowance per report, not one per 
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
-from app.analysis.portability_cases import REFERENCE, conversations, engine_report
+from app.analysis.portability_cases import REFERENCE, Conversation, conversations, engine_report
 from app.problems import LOAD_ERROR, TemplateProblem
 from app.render import engines
 from app.render.core import ModelFiles, RenderRequest
@@ -92,20 +93,27 @@ def _not_run(engine_name: str) -> TemplateProblem:
 
 
 def portability(
-    request: RenderRequest, pool: SandboxPool, model: ModelFiles | None = None
+    request: RenderRequest,
+    pool: SandboxPool,
+    model: ModelFiles | None = None,
+    *,
+    cases: list[Conversation] | None = None,
+    only: Collection[str] | None = None,
 ) -> dict[str, Any]:
     """Every engine's outcome for `request`'s template over the report's conversations.
 
     One worker task per engine other than the reference; the reference's row comes from
     the first of them that finished (none when it is the only engine). An engine whose
     program would not load the source's `model` is not run: its row says why
-    (`Engine.model_refusal`).
+    (`Engine.model_refusal`). `cases` replaces the report's conversations (`./playground
+    check` brings its own), and `only` keeps the rows of those engines and the reference.
     """
-    cases = conversations(request)
+    cases = conversations(request) if cases is None else cases
+    chosen = [e for e in engines.ENGINES if only is None or e in only or e == REFERENCE]
     reports: dict[str, dict[str, Any]] = {}
     stopped_by: str | None = None
     reference_error = None
-    for engine in engines.ENGINES:
+    for engine in chosen:
         if engine == REFERENCE:
             continue
         if stopped_by is not None:
@@ -133,7 +141,9 @@ def portability(
         **reference,
         "first_error": reference_error or reference.get("first_error"),
     }
-    rows = [_row(info, reports[info["id"]]) for info in engines.engine_list()]
+    rows = [
+        _row(info, reports[info["id"]]) for info in engines.engine_list() if info["id"] in chosen
+    ]
     others = [row for row in rows if row["id"] != REFERENCE]
     return {
         "reference": REFERENCE,

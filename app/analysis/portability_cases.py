@@ -125,14 +125,14 @@ def engine_report(engine: str, cases: list[Conversation], limits: RenderLimits) 
         refused = isinstance(expected, TemplateProblem)
         if refused and reference_error is None:
             reference_error = _error(case.name, expected)
-        reference_outcomes.append(_case(case, "raises" if refused else "renders"))
+        reference_outcomes.append(_case(case, "raises" if refused else "renders", expected))
         outcome = _compare(expected, actual)
         if outcome == "raises" and report["first_error"] is None:
             report["first_error"] = _error(case.name, actual)
         if outcome == "differs" and report["first_difference"] is None:
             reference = expected.prompt if isinstance(expected, Rendered) else ""
             report["first_difference"] = _difference(case, reference, actual, limits)
-        outcomes.append(_case(case, outcome))
+        outcomes.append(_case(case, outcome, actual))
     report["cases"] = outcomes
     report["reference"] = {
         "cases": reference_outcomes,
@@ -166,7 +166,11 @@ def _hit_a_limit(outcome: Rendered | TemplateProblem) -> bool:
     return isinstance(outcome, TemplateProblem) and outcome.limit is not None
 
 
-def _case(case: Conversation, outcome: str) -> dict[str, str]:
+def _case(case: Conversation, outcome: str, result: Rendered | TemplateProblem) -> dict[str, str]:
+    """One case's outcome; a case that raises names its error's type too (a template's
+    own `TemplateError`, a server's `InvalidRequest`, ...)."""
+    if outcome == "raises" and isinstance(result, TemplateProblem):
+        return {"conversation": case.name, "outcome": outcome, "type": result.type}
     return {"conversation": case.name, "outcome": outcome}
 
 
