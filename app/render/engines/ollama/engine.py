@@ -16,9 +16,10 @@ from dataclasses import replace
 from typing import Any
 
 from app.problems import TemplateProblem
-from app.render.core import Engine, EngineInfo, Help, Rendered, RenderRequest, render_with
+from app.render.core import Engine, EngineInfo, Rendered, RenderRequest, render_with
 from app.render.engines.llamacpp import LlamaCppEngine
 from app.render.engines.ollama import choice
+from app.render.engines.ollama import commands as ollama_commands
 from app.render.engines.ollama.answers import OllamaReader
 from app.render.engines.ollama.chat_checks import THINK_LEVELS, chat_think
 from app.render.engines.ollama.gotemplate.runner import render_go, today
@@ -42,8 +43,8 @@ class OllamaEngine(Engine):
             "Go's text/template with Ollama's data and functions, the GGUF's Jinja through "
             "llama-server, or one of its own renderers."
         ),
-        help=Help(no_command="Ollama, whose Modelfile pins a template (not written yet)"),
     )
+    commands = ollama_commands.WRITER
     template_kinds = ("jinja", "go")
     reader = OllamaReader()
 
