@@ -231,6 +231,7 @@ NOT_ABOUT_AN_ENGINE = {
             "llama.cpp's; no render engine"
         )
         for where in (
+            "app/analysis/model_files.py",
             "app/config.py",
             "app/sources/modelfile.py",
             "app/sources/ollama_registry.py",

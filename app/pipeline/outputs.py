@@ -42,6 +42,7 @@ from app.render.client import as_sent
 from app.render.command_line import CommandLine
 from app.render.engines import command_notes, get_engine, model_refusals
 from app.render.pool import SandboxPool
+from app.render.render_request import RenderRequest
 from app.sources.source import Source
 from app.sources.store import SourceRefused, SourceStore
 from app.state import PlaygroundState, SourceRef
@@ -80,7 +81,8 @@ class Pipeline:
 
         A bare id must name a loaded source (`named`); a source object that is gone since
         (a share's, expired) is left out. The vocabulary's flags come along: llama.cpp
-        strips the BOS/EOS text that a vocabulary adds by itself.
+        strips the BOS/EOS text that a vocabulary adds by itself; and so does what the
+        source says of its model (`model_files`: a Modelfile's renderer, parser ...).
         """
         state = self.named(state)
         source = self.source_of(state)
@@ -90,6 +92,8 @@ class Pipeline:
         return state.asking(
             add_bos_token=asked.add_bos_token or bool(source.add_bos_token),
             add_eos_token=asked.add_eos_token or bool(source.add_eos_token),
+            model=model_files(source),
+            template_kind=_template_kind(asked, source),
         ), source
 
     def named(self, state: PlaygroundState) -> PlaygroundState:
@@ -102,6 +106,14 @@ class Pipeline:
             message = f"No loaded source has the id {state.source.id[:100]!r}."
             raise RequestError("source", message)
         return replace(state, source=SourceRef(source.id, source.kind, source.file_name))
+
+
+def _template_kind(asked: RenderRequest, source: Source) -> str:
+    """The language of the request's template: a Go source's own template is Go (a body
+    that sends it back need not say so), else what the body says."""
+    if source.template_kind != "jinja" and asked.template in source.templates.values():
+        return source.template_kind
+    return asked.template_kind
 
 
 def render_main(

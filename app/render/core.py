@@ -25,19 +25,7 @@ from app.render.answer import (
 )
 from app.render.command_line import CommandWriter
 from app.render.limits import DEFAULT_LIMITS, RenderLimits, check_template_size
-from app.render.render_request import RenderRequest
-
-
-@dataclass(frozen=True)
-class ModelFiles:
-    """What a loaded Hugging Face model's template files are, for engines whose program
-    checks them when it loads the model (`Engine.model_refusal`)."""
-
-    #: Its named templates besides the default one: `additional_chat_templates/NAME.jinja`
-    #: files, or the names of a `chat_template` list in tokenizer_config.json.
-    named_templates: tuple[str, ...] = ()
-    #: Whether a `chat_template.json` holds a template (a processor's).
-    json_template: bool = False
+from app.render.render_request import ModelFiles, RenderRequest
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,27 @@ TEMPLATE_KINDS = ("jinja", "go")
 
 
 @dataclass(frozen=True)
+class ModelFiles:
+    """What the loaded source says of its model, for the engines whose program reads it:
+    a Hugging Face model's template files (`Engine.model_refusal`), or what a Modelfile
+    (or a registry model's layers) sets beside its TEMPLATE (the pipeline binds it to the
+    request: `RenderRequest.model`)."""
+
+    #: Its named templates besides the default one: `additional_chat_templates/NAME.jinja`
+    #: files, or the names of a `chat_template` list in tokenizer_config.json.
+    named_templates: tuple[str, ...] = ()
+    #: Whether a `chat_template.json` holds a template (a processor's).
+    json_template: bool = False
+    #: A Modelfile's RENDERER and PARSER: the names of the Go code that writes the prompt
+    #: and reads the answer for that model family (None: not named).
+    renderer: str | None = None
+    parser: str | None = None
+    #: Its `PARAMETER stop` strings, in order, and its SYSTEM message (None: none).
+    stop: tuple[str, ...] = ()
+    system: str | None = None
+
+
+@dataclass(frozen=True)
 class RenderRequest:
     """Everything a render depends on; the same fields as the `/api/render` body."""
 
@@ -47,3 +68,6 @@ class RenderRequest:
     #: What language `template` is in (`TEMPLATE_KINDS`): "jinja", or "go" for a Go
     #: template (`Engine.template_kinds` says which engines render one).
     template_kind: str = "jinja"
+    #: What the loaded source says of its model (`ModelFiles`; None: no source, or one
+    #: that says nothing): bound by the pipeline, never read from a body or saved.
+    model: ModelFiles | None = None

@@ -10,13 +10,16 @@ chunk (a real stream comes in tokens, and a chunk with content drops its calls).
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 from app.problems import TemplateProblem
 from app.render.answer import AnswerReader, ParsedAnswer, ReadContext, ToolCall
 from app.render.engines.ollama import choice
 from app.render.engines.ollama.chat_checks import THINK_LEVELS, chat_think
+from app.render.engines.ollama.engine_facts import renderer, with_system
 from app.render.engines.ollama.gotemplate.runner import thinking_tags, tool_call_tag
 from app.render.engines.ollama.messages import think_value
+from app.render.engines.ollama.named_parser import cut_at_stop, parser_name, read_named, unknown
 from app.render.engines.ollama.thinking import ThinkingParser
 from app.render.engines.ollama.tools import read_tool_calls
 
@@ -31,9 +34,12 @@ class OllamaReader(AnswerReader):
     """Ollama's tools parser for Go templates (no options: the template decides)."""
 
     def declines(self, context: ReadContext) -> str | None:
-        """Ollama reads with the Go template's tag only on the Go template's path."""
+        """Ollama reads with the Modelfile's PARSER when it names one, else with the Go
+        template's tag only on the Go template's path."""
         request = context.request
-        taken = choice.decide(request.template, request.template_kind)
+        if (name := parser_name(request)) is not None:
+            return unknown(name)
+        taken = choice.decide(request.template, request.template_kind, renderer=renderer(request))
         if taken.path == "llama-server":
             return (
                 "On this path llama-server parses the answer and Ollama passes its message on: "
@@ -45,8 +51,13 @@ class OllamaReader(AnswerReader):
 
     def read(self, completion: str, context: ReadContext) -> ParsedAnswer:
         """The message /api/chat returns for `completion`: its thinking split off at the
-        template's tags when thinking is on, then its tool calls read."""
-        request = context.request
+        template's tags when thinking is on, then its tool calls read; or what the
+        Modelfile's PARSER reads. Either reads the answer cut at the first stop string."""
+        request = with_system(context.request)
+        completion, stopped = cut_at_stop(request, completion)
+        if (name := parser_name(request)) is not None:
+            parsed = read_named(name, request, completion)
+            return replace(parsed, notes=(*stopped, *parsed.notes))
         template = choice.decide(request.template, request.template_kind).go_template
         assert template is not None
         try:
@@ -55,7 +66,9 @@ class OllamaReader(AnswerReader):
             return ParsedAnswer(PARSER, error=refused.message)
         thinking, completion = split_thinking(template, think, completion, context)
         if not request.tools:
-            return ParsedAnswer(PARSER, content=completion, reasoning_content=thinking)
+            return ParsedAnswer(
+                PARSER, content=completion, reasoning_content=thinking, notes=stopped
+            )
         tag = tool_call_tag(template, context.limits)
         assert tag is not None  # chat_think refuses tools to a template without them
         names = [
@@ -64,7 +77,7 @@ class OllamaReader(AnswerReader):
             if isinstance(tool, dict)
         ]
         content, calls = read_tool_calls(tag, names, [completion])
-        notes = (f"Ollama's tool-call tag for this template: {tag!r}.", ONE_CHUNK)
+        notes = (*stopped, f"Ollama's tool-call tag for this template: {tag!r}.", ONE_CHUNK)
         return ParsedAnswer(
             PARSER,
             content=content,

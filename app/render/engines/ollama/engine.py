@@ -7,7 +7,9 @@ llama.cpp engine, with the `chat_template_kwargs` Ollama passes), or a renderer 
 Go for the model's family (`renderers/`). A request whose `template_kind` is "go" is a
 Modelfile's TEMPLATE and takes the first way; a Jinja template is what `ollama create`
 reads from a GGUF, and the choice says which way a model made from it renders.
-`kwargs.enable_thinking` (or `reasoning_effort`, a level) is Ollama's `think`.
+`kwargs.enable_thinking` (or `reasoning_effort`, a level) is Ollama's `think`. A loaded
+Modelfile's facts come in `request.model`: its RENDERER picks the renderer path, and its
+SYSTEM opens a chat that does not start with a system message (`server/routes.go`).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from app.render.engines.ollama import choice
 from app.render.engines.ollama import commands as ollama_commands
 from app.render.engines.ollama.answers import OllamaReader
 from app.render.engines.ollama.chat_checks import THINK_LEVELS, chat_think
+from app.render.engines.ollama.engine_facts import renderer, with_system
 from app.render.engines.ollama.gotemplate.runner import render_go, today
 from app.render.engines.ollama.messages import api_messages, think_value
 from app.render.engines.ollama.renderers import RENDERERS
@@ -50,7 +53,8 @@ class OllamaEngine(Engine):
 
     def render(self, request: RenderRequest, limits: RenderLimits) -> Rendered:
         """Render the way Ollama would; raises `TemplateProblem`."""
-        taken = choice.decide(request.template, request.template_kind)
+        request = with_system(request)
+        taken = choice.decide(request.template, request.template_kind, renderer=renderer(request))
         details = {
             "ollama": {"path": taken.path, "name": taken.name, "distance": taken.distance},
         }

@@ -1,0 +1,61 @@
+"""How /api/chat reads an answer with the parser a Modelfile names (`PARSER`), and where
+Ollama's runner stops the answer (`PARAMETER stop`).
+
+With a PARSER, Ollama reads every answer with that Go parser (`parsers.ParserForName`,
+`server/routes.go` at fb30760), whichever way the prompt was written; the model's stop
+strings end the generation before any parser sees it: the runner cuts the answer at the
+first one, which is not returned.
+"""
+
+from __future__ import annotations
+
+import json
+
+from app.render.answer import ParsedAnswer, ToolCall
+from app.render.engines.ollama.messages import think_value
+from app.render.engines.ollama.parsers import PARSERS
+from app.render.render_request import RenderRequest
+
+ONE_READ = (
+    "Read as one chunk: Ollama's parsers read the stream as it comes, and what they hold "
+    "back at the end (a possible tag's start, trailing space) is dropped as at the last chunk."
+)
+
+
+def parser_name(request: RenderRequest) -> str | None:
+    """The PARSER the loaded Modelfile names, if any."""
+    return request.model.parser if request.model is not None else None
+
+
+def unknown(name: str) -> str | None:
+    """Why the named parser cannot read here (None: it is modelled)."""
+    if name in PARSERS:
+        return None
+    return f"The Modelfile names PARSER {name}: Ollama's {name} parser is not modelled here yet."
+
+
+def cut_at_stop(request: RenderRequest, completion: str) -> tuple[str, tuple[str, ...]]:
+    """The answer as the runner returns it: cut before the first stop string it holds,
+    with a note naming it (none when no stop string occurs)."""
+    stops = request.model.stop if request.model is not None else ()
+    found = [(completion.find(stop), stop) for stop in stops if stop and stop in completion]
+    if not found:
+        return completion, ()
+    at, stop = min(found)
+    note = f"Ollama's runner stops at the stop string {stop!r}: the rest is never generated."
+    return completion[:at], (note,)
+
+
+def read_named(name: str, request: RenderRequest, completion: str) -> ParsedAnswer:
+    """The message Ollama's parser `name` makes of `completion` for this request."""
+    message = PARSERS[name](completion, request.tools, think_value(request.kwargs))
+    return ParsedAnswer(
+        name,
+        content=message.content,
+        reasoning_content=message.thinking or None,
+        tool_calls=tuple(
+            ToolCall(call, json.dumps(arguments, ensure_ascii=False, separators=(",", ":")))
+            for call, arguments in message.tool_calls
+        ),
+        notes=(f"Read by Ollama's {name} parser, the Modelfile's PARSER.", ONE_READ),
+    )
