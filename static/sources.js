@@ -95,7 +95,7 @@
     const name = names.includes("default") ? "default" : names[0];
     const action = {
       label: `${fileName || "The loaded files"} replaced the ${name ? "template and the " : ""}special tokens.`,
-      names: name ? SOURCE_FIELDS.concat(["template", "library"]) : SOURCE_FIELDS,
+      names: name ? SOURCE_FIELDS.concat(["template", "library", "template_kind"]) : SOURCE_FIELDS,
       anchor: "upload-status",
     };
     playground.replacing(action, () => {
@@ -106,6 +106,8 @@
       $("#template_name").value = name || "";
       $("#special_tokens").value = JSON.stringify(source.special_tokens || {}, null, 2);
       if (name) notFromLibrary();
+      // A Modelfile's TEMPLATE is Go; every other source's template is Jinja.
+      if (name) $("#template_kind").value = source.template_kind || "jinja";
       if (name) setTemplate(source.templates[name]);
       else changed($("#special_tokens"));
     });

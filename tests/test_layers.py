@@ -233,6 +233,11 @@ NOT_ABOUT_AN_ENGINE = {
         for where in (
             "app/analysis/model_files.py",
             "app/config.py",
+            "app/templates/_ollama_facts.html",
+            "app/templates/_ollama_sources.html",
+            "app/templates/_source.html",
+            "app/templates/_template_panel.html",
+            "app/templates/page.html",
             "app/sources/modelfile.py",
             "app/sources/ollama_registry.py",
             "app/sources/ollama_source.py",
@@ -244,6 +249,8 @@ NOT_ABOUT_AN_ENGINE = {
             "app/web/admission.py",
             "app/web/quota.py",
             "app/web/remote.py",
+            "static/ollama_sources.js",
+            "static/sources.js",
         )
     },
     ("app/sources/library.py", "llama_cpp"): (
