@@ -9,7 +9,7 @@
   const $ = (selector, root = document) => root.querySelector(selector);
   const playground = window.playground;
   if (!playground || !playground.sources || !$("#ollama-sources")) return;
-  const { useSource, uploadStatus } = playground.sources;
+  const { useSource, uploadStatus, ask } = playground.sources;
   const box = $("#ollama-sources");
   box.hidden = false; // without scripts there is nothing to press
 
@@ -21,16 +21,10 @@
     inFlight = true;
     uploadStatus(0, `Reading ${what}…`);
     try {
-      const response = await fetch(endpoint, {
-        method: "POST",
-        headers: { "Content-Type": "application/json" },
-        body: JSON.stringify(body),
-      });
-      let json = null;
-      try { json = await response.json(); } catch (error) { json = null; }
-      if (response.status !== 200 || !json) {
+      const { status, json } = await ask(endpoint, body);
+      if (status !== 200 || !json) {
         const error = (json && json.error) || {};
-        uploadStatus(0, `Could not load ${what}: ${error.message || "the server answered HTTP " + response.status}`);
+        uploadStatus(0, `Could not load ${what}: ${error.message || "the server answered HTTP " + status}`);
         return;
       }
       const names = Object.keys(json.templates || {});

@@ -8,7 +8,7 @@
   const $ = (selector, root = document) => root.querySelector(selector);
   const playground = window.playground;
   if (!playground || !playground.sources || !$("#model-box")) return;
-  const { useSource, uploadStatus, humanSize, loadedMessage } = playground.sources;
+  const { useSource, uploadStatus, humanSize, loadedMessage, ask } = playground.sources;
 
   const box = $("#model-box");
   const input = $("#model-ref");
@@ -34,18 +34,6 @@
       return { endpoint: "/api/sources/hub", body: { repo: value } };
     }
     return { endpoint: "/api/sources/url", body: { url: value } };
-  }
-
-  /** POST JSON; the page shows a bar moving while the server reads. */
-  async function ask(endpoint, body) {
-    const response = await fetch(endpoint, {
-      method: "POST",
-      headers: { "Content-Type": "application/json" },
-      body: JSON.stringify(body),
-    });
-    let json = null;
-    try { json = await response.json(); } catch (error) { json = null; }
-    return { status: response.status, json };
   }
 
   function reading(message) {

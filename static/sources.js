@@ -268,8 +268,20 @@
     loadFiles(lists.flat());
   });
 
-  // Used by remote.js (the Model box), which loads sources from the Hub or a URL.
-  playground.sources = { useSource, uploadStatus, humanSize, loadedMessage };
+  /** POST JSON; the page shows a bar moving while the server reads. */
+  async function ask(endpoint, body) {
+    const response = await fetch(endpoint, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    let json = null;
+    try { json = await response.json(); } catch (error) { json = null; }
+    return { status: response.status, json };
+  }
+
+  // Used by remote.js (the Model box: the Hub or a URL) and ollama_sources.js.
+  playground.sources = { useSource, uploadStatus, humanSize, loadedMessage, ask };
 
   // --- The named templates of the loaded source ---
   // The tabs are redrawn with every render (htmx swaps them in), so one listener on the
