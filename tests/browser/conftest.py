@@ -48,13 +48,18 @@ def browser_server() -> Iterator[Server]:
     with it, requests a finished test left running (renders its page had asked for, which
     the server completes after the page closed) counted against the next test's first
     page load, and a busy machine turned that into a 429 page. The limit itself is kept
-    where a page is tested against it (test_model_box's server, test_busy_server).
+    where a page is tested against it (test_model_box's server, test_busy_server). For
+    the same reason no sandbox is kept for known clients, and a render may wait 10 s for
+    one: on CI's busy machine a 1 s wait ran out and the page's retry came after the
+    test's own wait (the page's retry after a refusal is test_busy_server's).
     """
     server = start_gunicorn(
         {
             "PLAYGROUND_WORKERS": "1",
             "PLAYGROUND_THREADS": "4",
             "PLAYGROUND_CLIENT_CONCURRENCY": "0",
+            "PLAYGROUND_KNOWN_SLOTS": "0",
+            "PLAYGROUND_QUEUE_SECONDS": "10",
         }
     )
     yield server
