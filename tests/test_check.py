@@ -155,6 +155,8 @@ def test_a_gguf_vocabulary_checks_the_tokens_the_template_prints(tmp_path: Path,
     ("args", "said"),
     [
         (["/nonexistent/template.jinja"], "does not exist"),
+        # A mistyped file beside the checkout, one slash as in ORG/NAME: a file, not the Hub.
+        (["templates_lib/llama-3.1.jinja"], "does not exist"),
         (["not a path/nor an id"], "does not exist"),
         ([str(QWEN3), "--engines", "nope"], "No engine nope"),
         ([str(QWEN3), "--engines", "tgi", "--output", "/nonexistent/out.xml"], "No such file"),

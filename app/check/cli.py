@@ -61,6 +61,16 @@ def _engines(text: str | None) -> set[str] | None:
     return chosen
 
 
+#: How a template or a model's files end: a name ending so that does not exist is a
+#: mistyped path, not a Hub repository (ORG/NAME has the same one slash).
+FILE_SUFFIXES = (".jinja", ".j2", ".txt", ".json", ".gguf")
+
+
+def _names_a_file(name: str) -> bool:
+    """Whether `name` reads as a file's path rather than a Hub id."""
+    return name.endswith(FILE_SUFFIXES) and "://" not in name
+
+
 def check(arguments: argparse.Namespace) -> Result:
     """Read the target and the accept file, then run the check in a sandbox pool."""
     settings = load_settings()
@@ -69,7 +79,7 @@ def check(arguments: argparse.Namespace) -> Result:
     accepted = read_accepted(path) if path is not None else {}
     limits = source_limits(settings)
     name = arguments.target
-    if not Path(name).exists() and is_hub_id(name, settings):
+    if not Path(name).exists() and not _names_a_file(name) and is_hub_id(name, settings):
         read = read_hub(name, settings, limits)
     else:
         read = read_target(name, limits)
