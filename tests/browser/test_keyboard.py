@@ -59,7 +59,8 @@ def test_entering_the_template_editor_is_deliberate(page: Page) -> None:
     page.keyboard.press("Shift+Tab")
     assert on_editor(page)
     page.keyboard.press("Shift+Tab")
-    assert focused_id(page) == "model-load"  # the Model box, just above the editor
+    # The Ollama sources' box, just above the editor: its last control, the paste toggle.
+    assert page.evaluate("() => document.activeElement.closest('#modelfile-paste') !== null")
 
 
 def test_the_editor_is_labelled_and_says_how_to_use_it(page: Page) -> None:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, expect
@@ -22,7 +21,6 @@ from tests.support.shared_data import OLLAMA, require_ollama
 require_ollama()
 pytestmark = pytest.mark.browser
 
-SCREENSHOTS = Path("/tmp/o39-wire-shots")
 MODELFILE = '''FROM qwen3:8b
 TEMPLATE """{{ range .Messages }}<|im_start|>{{ .Role }}
 {{ .Content }}<|im_end|>
@@ -50,13 +48,6 @@ def browser_server() -> Iterator[Server]:
     server.close()
 
 
-def _shot(page: Page, name: str) -> None:
-    """A 1440x900 screenshot to look at (outside the repository)."""
-    SCREENSHOTS.mkdir(exist_ok=True)
-    page.set_viewport_size({"width": 1440, "height": 900})
-    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"))
-
-
 def test_a_pasted_modelfile_renders_its_go_template_with_ollama(page: Page) -> None:
     show_raw_messages(page)
     page.fill("#messages", json.dumps([{"role": "user", "content": "Hi"}]))
@@ -74,7 +65,6 @@ def test_a_pasted_modelfile_renders_its_go_template_with_ollama(page: Page) -> N
     expect(page.locator("#ollama-parser")).to_have_text("qwen3")
     expect(page.locator("#ollama-stops")).to_have_text("<|im_end|>")
     expect(page.locator("#ollama-system")).to_have_text("You are terse.")
-    _shot(page, "modelfile")
 
 
 def test_llama_3_1_walkthrough_says_what_ollama_picks_and_writes_the_fix(
@@ -87,7 +77,6 @@ def test_llama_3_1_walkthrough_says_what_ollama_picks_and_writes_the_fix(
     expect(rewrites).to_contain_text("adopts its template llama3-instruct")
     expect(rewrites).to_contain_text("Levenshtein distance 0")
     expect(rewrites).to_contain_text("llama-server")
-    _shot(page, "llama31-prompt")
     page.click("#tab-command")
     modelfile = page.locator('pre.command[data-engine="ollama"][data-form="modelfile"]')
     expect(modelfile).to_contain_text("ollama create my-model -f Modelfile")
@@ -97,5 +86,3 @@ def test_llama_3_1_walkthrough_says_what_ollama_picks_and_writes_the_fix(
     expect(written).to_contain_text("ollama create writes the TEMPLATE llama3-instruct")
     expect(page.locator("#view-command")).to_contain_text("OLLAMA_GO_TEMPLATE=0 ollama serve")
     expect(page.locator("#view-command")).to_contain_text("without tools")
-    written.scroll_into_view_if_needed()
-    _shot(page, "llama31-command")
