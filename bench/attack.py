@@ -32,6 +32,7 @@ answer, or a replaced worker. `--quick` runs 10 s phases.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import multiprocessing
 import os
@@ -286,10 +287,15 @@ def attack_phase(
 
 
 def attacker(arsenal: Arsenal) -> load.HostileStep:
-    """A hostile step that goes through `ATTACKS` in turn, from a random start."""
+    """A hostile step that goes through `ATTACKS` in turn, each attacker from a start of
+    its own: N attackers have tried N kinds once each has been answered once (random
+    starts collided, and a busy machine's short run then tried too few kinds)."""
+    starts = itertools.count()  # the attackers are threads of this process
 
     def step(client: Client, rng: random.Random, tally: load.Tally) -> None:
-        index = getattr(client, "attack_index", rng.randrange(len(ATTACKS)))
+        if not hasattr(client, "attack_index"):
+            client.attack_index = next(starts)  # type: ignore[attr-defined]
+        index = client.attack_index  # type: ignore[attr-defined]
         client.attack_index = index + 1  # type: ignore[attr-defined]
         name, expected, send = ATTACKS[index % len(ATTACKS)]
         answer = send(client, arsenal)
