@@ -202,25 +202,33 @@ class NodeRenderer:
                     "and was stopped.",
                 )
 
+    #: How the limits' messages name the child process.
+    PROGRAM = "Node"
+
     def _death(self, child: subprocess.Popen[bytes]) -> Exception:
         """What a child that closed its output died of: V8 aborts when its heap is full;
         exit code 1 is Node's own failure (the runner or @huggingface/jinja not found)."""
         code = child.wait(timeout=5)
-        if code == -signal.SIGXCPU:
-            return limit_exceeded(
-                "cpu_seconds",
-                f"The template used up its {self.limits.cpu_seconds:g} s of CPU time; its Node "
-                "process was stopped and will be replaced.",
-            )
         if code == 1:
             return NodeUnavailable(
                 "The Node process of the transformers.js engine could not run its renderer: "
                 "is @huggingface/jinja installed (npm ci)?"
             )
+        return self._limit_of(code)
+
+    def _limit_of(self, code: int) -> Exception:
+        """The limit a child that ended with `code` ran into: the kernel's CPU limit
+        (SIGXCPU), else its memory (the runtime aborts when its heap is full)."""
+        if code == -signal.SIGXCPU:
+            return limit_exceeded(
+                "cpu_seconds",
+                f"The template used up its {self.limits.cpu_seconds:g} s of CPU time; its "
+                f"{self.PROGRAM} process was stopped and will be replaced.",
+            )
         return limit_exceeded(
             "memory",
-            f"The template ran out of its memory allowance; its Node process ended (exit "
-            f"code {code}) and will be replaced.",
+            f"The template ran out of its memory allowance (PLAYGROUND_MEMORY_MB); its "
+            f"{self.PROGRAM} process ended (exit code {code}) and will be replaced.",
         )
 
     def _running(self) -> subprocess.Popen[bytes]:

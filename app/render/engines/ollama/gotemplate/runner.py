@@ -20,14 +20,13 @@ A killed or dead child is replaced at the next render.
 from __future__ import annotations
 
 import json
-import signal
 import subprocess
 from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from app.problems import TemplateProblem, limit_exceeded
+from app.problems import TemplateProblem
 from app.render.engines.transformersjs.node import NodeRenderer, limit_child
 from app.render.limits import DEFAULT_LIMITS, RenderLimits
 
@@ -84,20 +83,11 @@ class GoRenderer(NodeRenderer):
             preexec_fn=lambda: limit_child(address_space),
         )
 
+    PROGRAM = "Go"
+
     def _death(self, child: subprocess.Popen[bytes]) -> Exception:
-        """What a child that closed its output died of."""
-        code = child.wait(timeout=5)
-        if code == -signal.SIGXCPU:
-            return limit_exceeded(
-                "cpu_seconds",
-                f"The template used up its {self.limits.cpu_seconds:g} s of CPU time; its Go "
-                "process was stopped and will be replaced.",
-            )
-        return limit_exceeded(
-            "memory",
-            f"The template ran out of its memory allowance (PLAYGROUND_MEMORY_MB); its Go "
-            f"process ended (exit code {code}) and will be replaced.",
-        )
+        """What a child that closed its output died of: the limit it ran into."""
+        return self._limit_of(child.wait(timeout=5))
 
 
 def go_renderer(limits: RenderLimits) -> GoRenderer:
