@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from oracles.ollama.gofile import environment, functions, table
-from oracles.ollama.record import normalize
+from oracles.ollama.govalues import normalize
 from oracles.ollama.run import RUNNERS, NotBuilt, load, run, same
 
 COMMIT, CASES, SKIPPED = load()

@@ -14,7 +14,7 @@ from typing import Any
 
 from oracles.ollama.gofile import assignments, functions
 from oracles.ollama.goliteral import Reader, tokenize
-from oracles.ollama.record import normalize
+from oracles.ollama.govalues import normalize
 
 #: The checks read after an Add: the token pattern ("$" is the value) and its field.
 CHECKS = (

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from oracles.ollama.case import HARMONY, Case, NotBuilt
-from oracles.ollama.record import unsupported
+from oracles.ollama.govalues import unsupported
 
 
 def _renderer(name: str) -> Callable[..., str]:
