@@ -114,6 +114,12 @@ def _follow_worker(pid: int) -> None:
 class NodeRenderer:
     """One Node child, started on first use with a heap of `limits.memory_bytes`."""
 
+    #: The script the child runs: this engine's renderer; a subclass runs its own
+    #: script in the same sandbox (one JSON request per line, one answer per line).
+    SCRIPT: Path = RUNNER
+    #: What the child needs that `npm ci` installs, named when Node cannot load it.
+    PACKAGES = "@huggingface/jinja"
+
     def __init__(self, limits: RenderLimits) -> None:
         self.limits = limits
         self._child: subprocess.Popen[bytes] | None = None
@@ -211,8 +217,8 @@ class NodeRenderer:
         code = child.wait(timeout=5)
         if code == 1:
             return NodeUnavailable(
-                "The Node process of the transformers.js engine could not run its renderer: "
-                "is @huggingface/jinja installed (npm ci)?"
+                f"The Node process {self.SCRIPT.name} could not start: is {self.PACKAGES} "
+                "installed (npm ci)?"
             )
         return self._limit_of(code)
 
@@ -247,15 +253,15 @@ class NodeRenderer:
     def _start(self) -> subprocess.Popen[bytes]:
         node = shutil.which("node")
         if node is None:
-            raise NodeUnavailable("Node.js is not installed: the transformers.js engine needs it.")
+            raise NodeUnavailable(f"Node.js is not installed: {self.SCRIPT.name} needs it.")
         heap_mb = max(self.limits.memory_bytes // (1024 * 1024), 16)
         address_space = NODE_BASE_ADDRESS_SPACE + self.limits.memory_bytes
         return subprocess.Popen(
-            [node, "--expose-gc", f"--max-old-space-size={heap_mb}", str(RUNNER)],
+            [node, "--expose-gc", f"--max-old-space-size={heap_mb}", str(self.SCRIPT)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
-            cwd=RUNNER.parent,
+            cwd=self.SCRIPT.parent,
             # The locale fixes the month names strftime_now writes (English, as Python's C locale).
             env={"PATH": os.environ.get("PATH", ""), "LC_ALL": "C"},
             preexec_fn=lambda: limit_child(address_space),
