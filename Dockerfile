@@ -3,7 +3,8 @@
 #   docker run -p 8000:8000 -v playground-data:/data chat-template-playground
 
 # Stage 1: the npm packages, pinned by package-lock.json: the browser assets (what
-# ./playground copies) and @huggingface/jinja, which the transformers.js engine runs in Node.
+# ./playground copies) and the packages the server runs in Node: @huggingface/jinja (the
+# transformers.js engine) and @huggingface/ollama-utils (the Hub's Ollama templates).
 FROM node:20.18.1-bookworm-slim AS assets
 WORKDIR /build
 COPY package.json package-lock.json ./
@@ -19,7 +20,13 @@ RUN npm ci --no-audit --no-fund \
           node_modules/@huggingface/jinja/LICENSE \
           runtime/node_modules/@huggingface/jinja/ \
     && cp node_modules/@huggingface/jinja/dist/index.cjs \
-          runtime/node_modules/@huggingface/jinja/dist/
+          runtime/node_modules/@huggingface/jinja/dist/ \
+    && mkdir -p runtime/node_modules/@huggingface/ollama-utils/dist \
+    && cp node_modules/@huggingface/ollama-utils/package.json \
+          node_modules/@huggingface/ollama-utils/LICENSE \
+          runtime/node_modules/@huggingface/ollama-utils/ \
+    && cp node_modules/@huggingface/ollama-utils/dist/index.js \
+          runtime/node_modules/@huggingface/ollama-utils/dist/
 
 # Stage 2: the Ollama engine's Go worker, built from its sources with Debian's Go (1.19,
 # standard library only), as ./playground builds it; one static binary.
@@ -61,7 +68,7 @@ COPY docs ./docs
 COPY static ./static
 COPY --from=assets /build/vendor ./static/vendor
 # Node, one binary that links only glibc and the C++ runtime (Debian's base image has both:
-# apt needs libstdc++ too), and the one npm package the server runs, which Node finds beside
+# apt needs libstdc++ too), and the npm packages the server runs, which Node finds beside
 # the app as in a checkout.
 COPY --from=assets /usr/local/bin/node /usr/local/bin/node
 COPY --from=assets /build/runtime/node_modules ./node_modules

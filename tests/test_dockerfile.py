@@ -310,6 +310,20 @@ def test_image_steps_install_and_serve(tmp_path):
         request.add_header("Content-Type", "application/json")
         with urllib.request.urlopen(request, timeout=30) as response:
             assert json.load(response)["prompt"] == "<user>Hi"
+        # `ollama run hf.co/...`: @huggingface/ollama-utils where the image puts it maps a
+        # ChatML template to its table's entry with ChatML's tags.
+        chatml = (
+            "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n"
+            "{% endfor %}"
+        )
+        hub_body = {**go_body, "template": chatml, "template_kind": "jinja"}
+        request = urllib.request.Request(
+            url + "/api/render", data=json.dumps(hub_body).encode(), method="POST"
+        )
+        request.add_header("Content-Type", "application/json")
+        with urllib.request.urlopen(request, timeout=30) as response:
+            hub = json.load(response)["ollama"]["hub"]
+        assert hub["stop"] == ["<|im_start|>", "<|im_end|>"], hub
 
         with urllib.request.urlopen(url + "/", timeout=30) as response:
             page = response.read().decode()
