@@ -93,3 +93,8 @@ def prefers_chat_template(jinja: str, go_template: str) -> bool:
     if set(chat) != set(go) or TOOLS not in chat:
         return False
     return chat_template_round_trip(jinja) and not go_template_round_trip(go_template)
+
+
+def listed(capabilities: tuple[str, ...]) -> str:
+    """Capabilities in words, as the sentences comparing two templates say them."""
+    return " and ".join(capabilities) if capabilities else "no tools and no thinking"

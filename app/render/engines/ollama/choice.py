@@ -27,6 +27,7 @@ from pathlib import Path
 from app.render.engines.ollama.capabilities import (
     chat_template_capabilities,
     go_template_capabilities,
+    listed,
     prefers_chat_template,
 )
 from app.render.engines.ollama.template.named import (
@@ -164,7 +165,7 @@ def _adopted(jinja: str, match: Match, forced: bool) -> OllamaPath:
         f"`ollama create` adopts its template {entry.name} as the TEMPLATE: it is at "
         f"Levenshtein distance {distance} from this chat template (under 100)."
     ]
-    compared = f"This chat template supports {_listed(chat)}; {entry.name} supports {_listed(go)}."
+    compared = f"This chat template supports {listed(chat)}; {entry.name} supports {listed(go)}."
     if forced:
         reasons += [compared, "OLLAMA_GO_TEMPLATE=1 makes Ollama render the TEMPLATE anyway."]
     elif prefers_chat_template(jinja, entry.go_template):
@@ -177,7 +178,3 @@ def _adopted(jinja: str, match: Match, forced: bool) -> OllamaPath:
         reasons += [compared + " The chat template can do no more, so Ollama renders the TEMPLATE."]
     reasons += _harmony(entry.go_template)
     return OllamaPath(GO_TEMPLATE, entry.name, distance, entry.go_template, tuple(reasons))
-
-
-def _listed(capabilities: tuple[str, ...]) -> str:
-    return " and ".join(capabilities) if capabilities else "no tools and no thinking"

@@ -26,6 +26,7 @@ from app.render.engines.ollama.answers import OllamaReader
 from app.render.engines.ollama.chat_checks import THINK_LEVELS, chat_think
 from app.render.engines.ollama.engine_facts import renderer, with_system
 from app.render.engines.ollama.gotemplate.runner import render_go, today
+from app.render.engines.ollama.hub.shown import hub_shown
 from app.render.engines.ollama.messages import api_messages, think_value
 from app.render.engines.ollama.renderers import RENDERERS
 from app.render.limits import RenderLimits
@@ -52,27 +53,46 @@ class OllamaEngine(Engine):
     reader = OllamaReader()
 
     def render(self, request: RenderRequest, limits: RenderLimits) -> Rendered:
-        """Render the way Ollama would; raises `TemplateProblem`."""
+        """Render the way Ollama would; raises `TemplateProblem`. A Jinja template also
+        gets the way `ollama run hf.co/...` takes (`hub/`) in its details and reasons."""
         request = with_system(request)
         taken = choice.decide(request.template, request.template_kind, renderer=renderer(request))
-        details = {
-            "ollama": {"path": taken.path, "name": taken.name, "distance": taken.distance},
-        }
-        reasons = list(taken.reasons)
-        if taken.path == "llama-server":
-            rendered = render_with(LLAMA_SERVER, llama_server_request(request), limits)
-            return Rendered(
-                rendered.prompt, rendered.generation_spans, [*reasons, *rendered.rewrites], details
-            )
-        data = go_data(request)
-        if taken.path == "renderer":
-            prompt = _renderer(taken.name)(data["messages"], data["tools"], data["think"])
-            return Rendered(prompt, [], reasons, details)
-        assert taken.go_template is not None
-        data["think"] = chat_think(taken.go_template, request.tools, data["think"], limits)
-        if data["think"] is not None and think_value(request.kwargs) is None:
-            reasons.append("Ollama turns thinking on: the template is thinking-capable.")
-        return Rendered(render_go(taken.go_template, data, limits), [], reasons, details)
+        rendered = _rendered(taken, request, limits)
+        shown: dict[str, Any] = {"path": taken.path, "name": taken.name, "distance": taken.distance}
+        said: list[str] = []
+        if request.template_kind == "jinja" and taken.path != choice.RENDERER and request.template:
+
+            def prompt_of(path: str, go_template: str | None) -> str:
+                """The prompt another way sends (this render's, when it is this way)."""
+                if (path, go_template) == (taken.path, taken.go_template):
+                    return rendered.prompt
+                other = replace(taken, path=path, go_template=go_template)
+                return _rendered(other, request, limits).prompt
+
+            shown["hub"], said = hub_shown(request, limits, prompt_of, rendered.prompt)
+        return Rendered(
+            rendered.prompt,
+            rendered.generation_spans,
+            [*rendered.rewrites, *said],
+            {"ollama": shown},
+        )
+
+
+def _rendered(taken: choice.OllamaPath, request: RenderRequest, limits: RenderLimits) -> Rendered:
+    """The prompt the path `taken` sends, with the sentences saying why."""
+    reasons = list(taken.reasons)
+    if taken.path == choice.LLAMA_SERVER:
+        rendered = render_with(LLAMA_SERVER, llama_server_request(request), limits)
+        return Rendered(rendered.prompt, rendered.generation_spans, [*reasons, *rendered.rewrites])
+    data = go_data(request)
+    if taken.path == choice.RENDERER:
+        prompt = _renderer(taken.name)(data["messages"], data["tools"], data["think"])
+        return Rendered(prompt, [], reasons)
+    assert taken.go_template is not None
+    data["think"] = chat_think(taken.go_template, request.tools, data["think"], limits)
+    if data["think"] is not None and think_value(request.kwargs) is None:
+        reasons.append("Ollama turns thinking on: the template is thinking-capable.")
+    return Rendered(render_go(taken.go_template, data, limits), [], reasons)
 
 
 def go_data(request: RenderRequest) -> dict[str, Any]:
