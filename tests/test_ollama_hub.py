@@ -124,7 +124,9 @@ def test_a_template_the_hub_cannot_map_goes_to_llama_server():
     hub = rendered.details["ollama"]["hub"]
     assert (hub["model"], hub["template"], hub["path"]) == (None, None, "llama-server")
     assert hub["prompt"] == rendered.prompt and "<|im_start|>user\nHello" in hub["prompt"]
-    assert "maps this chat template to no Ollama template" in " ".join(rendered.rewrites)
+    said = " ".join(rendered.rewrites)
+    assert "maps this chat template to no Ollama template" in said
+    assert "sends the prompt shown here" in said
 
 
 def test_the_pinned_version_is_the_one_installed():
@@ -164,7 +166,9 @@ def test_the_render_answer_and_the_page_show_the_route(client):
     assert hub["model"] == "library/llama3.1:8b" and hub["stop"][-1] == "<|eot_id|>"
     said = [line for line in answer.json["rewrites"] if "hf.co/USER/REPO" in line]
     assert said and "library/llama3.1:8b" in said[0] and "`<|eot_id|>`" in said[0]
-    assert any("That way sends" in line for line in answer.json["rewrites"])
+    assert any(
+        "sends another prompt than the one shown here" in line for line in answer.json["rewrites"]
+    )
 
 
 def test_the_prompt_view_says_the_route_and_its_prompt(client):
@@ -175,4 +179,4 @@ def test_the_prompt_view_says_the_route_and_its_prompt(client):
     assert "ollama run hf.co/USER/REPO" in rewrites
     assert "library/llama3.1:8b" in rewrites
     # The Hub's TEMPLATE renders; the page's prompt is the llama-server way's: another one.
-    assert "That way sends another prompt" in rewrites
+    assert "sends another prompt than the one shown here" in rewrites

@@ -55,7 +55,11 @@ def hub_shown(
         if problem.limit is not None:
             raise
         shown["error"] = problem.message
-        return shown, [*route.reasons, f"That way fails: {problem.message}"]
+        return shown, [*route.reasons, f"So {RUN} fails: {problem.message}"]
     if shown["prompt"] == main_prompt:
-        return shown, [*route.reasons, "That way sends the prompt shown here."]
-    return shown, [*route.reasons, f"That way sends another prompt: {json.dumps(shown['prompt'])}"]
+        return shown, [*route.reasons, f"So {RUN} sends the prompt shown here."]
+    other = json.dumps(shown["prompt"], ensure_ascii=False)
+    return shown, [
+        *route.reasons,
+        f"So {RUN} sends another prompt than the one shown here: {other}",
+    ]
