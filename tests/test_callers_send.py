@@ -170,3 +170,19 @@ def test_the_choice_is_kept_in_shares(client):
     refused = client.post("/api/render", json={**state, "tool_arguments": "strings"})
     assert refused.status_code == 400
     assert refused.get_json()["error"]["field"] == "tool_arguments"
+
+
+def test_the_parse_api_gives_vllm_the_request_as_written_and_vllm_refuses_objects(client):
+    """vLLM's server validates the request before it generates anything: a conversation
+    with object arguments gets a 400, so there is no answer to read. /api/parse says so in
+    its request model's words, as /api/render does; JSON text is read as usual."""
+    state = json.loads(body("vllm", completion="It is sunny in Faro.", engines=["vllm"]))
+    (refused,) = client.post("/api/parse", json=state).get_json()["engines"]
+    assert refused["message"] is None
+    assert refused["problem"]["type"] == "InvalidRequest"
+    assert "arguments: Input should be a valid string" in refused["problem"]["message"]
+    (read,) = client.post("/api/parse", json={**state, "tool_arguments": "json_text"}).get_json()[
+        "engines"
+    ]
+    assert read["problem"] is None
+    assert read["message"]["content"] == "It is sunny in Faro."

@@ -40,12 +40,19 @@ def render(
 ) -> Rendered:
     """Normalise as a server under `contract` does, then render as `transformers` does;
     by default, as vLLM's server renders."""
-    try:
-        normalised, rewrites = normalise(request, contract)
-    except Refused as error:
-        raise TemplateProblem("InvalidRequest", str(error)) from None
+    normalised, rewrites = checked(request, contract)
     rendered = transformers.render(transformers.prepare(normalised), limits)
     return replace(rendered, rewrites=rewrites)
+
+
+def checked(request: RenderRequest, contract: Contract = VLLM) -> tuple[RenderRequest, list[str]]:
+    """`normalise`, with a request the server refuses raised as its 400 (an
+    `InvalidRequest` in the server's words): before it renders, and so before any answer
+    exists to be read."""
+    try:
+        return normalise(request, contract)
+    except Refused as error:
+        raise TemplateProblem("InvalidRequest", str(error)) from None
 
 
 def normalise(request: RenderRequest, contract: Contract) -> tuple[RenderRequest, list[str]]:

@@ -30,6 +30,7 @@ from app.render.engines.vllm.answers.registry import (
 )
 from app.render.engines.vllm.answers.suggest import suggest
 from app.render.engines.vllm.answers.tool_openai import read_pair
+from app.render.engines.vllm.render import checked
 
 
 def _label(tool: str, reasoning: str) -> str:
@@ -85,7 +86,10 @@ class VllmReader(AnswerReader):
 
     def read(self, completion: str, context: ReadContext) -> ParsedAnswer:
         """The assistant message vLLM's chat API returns for `completion` with the chosen
-        parsers (a non-streaming request with the render request's tools and kwargs)."""
+        parsers (a non-streaming request with the render request's tools and kwargs);
+        a request vLLM's server refuses (object arguments, say) is refused in its words,
+        as the engine's render refuses it: the server answers a 400 and generates nothing."""
+        checked(context.request)
         tool, reasoning = context.options["tool_call_parser"], context.options["reasoning_parser"]
         if tool == HARMONY_TOOL or reasoning == HARMONY_REASONING:
             return _harmony(completion, context.request, tool, reasoning)
