@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from app.render.engines.ollama.renderers import deepseek3, gemma4, glm47, qwen3coder
+from app.render.engines.ollama.renderers import cohere, deepseek3, gemma4, glm47, lfm2, qwen3coder
 
 Renderer = Callable[[list[dict[str, Any]], list[dict[str, Any]] | None, bool | str | None], str]
 
@@ -22,4 +22,8 @@ RENDERERS: dict[str, Renderer] = {
     "gemma4": gemma4.make(empty_block_on_nothink=False),
     "gemma4-small": gemma4.make(empty_block_on_nothink=False),
     "gemma4-large": gemma4.make(empty_block_on_nothink=True),
+    # Ollama's RenderImgTags is off unless its server turns it on.
+    "lfm2": lfm2.make(thinking=False),
+    "lfm2-thinking": lfm2.make(thinking=True),
+    "cohere": cohere.render,
 }
