@@ -16,6 +16,7 @@ from app.render.engines.ollama.parsers import (
     glm46,
     harmony,
     lfm2,
+    olmo3,
     qwen3,
     qwen3coder,
     qwen35,
@@ -37,6 +38,8 @@ PARSERS: dict[str, Parser] = {
     "lfm2": lfm2.make(thinking_support=False),
     "lfm2-thinking": lfm2.make(thinking_support=True),
     "cohere": cohere.parse,
+    "olmo3": olmo3.parse,
+    "olmo3-think": olmo3.parse_think,
     # Ollama's passthrough: the answer is the content, as it came.
     "passthrough": lambda text, tools, think=None: OllamaMessage(content=text),
 }

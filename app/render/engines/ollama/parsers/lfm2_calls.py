@@ -40,7 +40,7 @@ def _go_json(text: str) -> Any:
     return json.loads(text, parse_int=float, parse_constant=refuse)
 
 
-def _number(token: str) -> Any:
+def go_number(token: str) -> Any:
     """strconv.ParseInt(token, 10, 64), else ParseFloat(token, 64), else None."""
     if _INT.fullmatch(token) and -(2**63) <= int(token) < 2**63:
         return int(token)
@@ -100,7 +100,7 @@ def literal(token: str) -> Any:
         return words[token]
     if token in ("null", "None"):
         return None
-    number = _number(token)
+    number = go_number(token)
     if number is not None:
         return number
     if token.startswith(("[", "{")):
