@@ -141,6 +141,18 @@ def test_gpt_oss_answers_are_read_by_the_harmony_parser(client):
     assert call["function"]["name"] == "get_weather"
 
 
+def test_the_olmo3_renderer_and_parser(client):
+    source = _load(client, "RENDERER olmo3", "PARSER olmo3")
+    prompt = _render(client, source, tools=WEATHER).json["prompt"]
+    assert prompt.startswith("<|im_start|>system\nYou are a helpful function-calling AI")
+    assert '<functions>[{"type": "function", "function": {"name": "get_weather"' in prompt
+    completion = 'Checking.<function_calls>get_weather(city="Paris")</function_calls>'
+    entry = _parse(client, source, completion)
+    assert (entry["parser"], entry["message"]["content"]) == ("olmo3", "Checking.")
+    (call,) = entry["message"]["tool_calls"]
+    assert call["function"] == {"name": "get_weather", "arguments": '{"city":"Paris"}'}
+
+
 def test_an_unmodelled_parser_is_said(client):
     entry = _parse(client, _load(client, "PARSER nemotron-3-nano"), "Hi")
     assert "message" not in entry or entry["message"] is None

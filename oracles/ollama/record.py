@@ -93,6 +93,19 @@ TABLES: dict[str, dict[str, str]] = {
         "TestLFM2Parser_ImagePlaceholdersPreserved": "tests",
     },
     "model/parsers/cohere_test.go": {},
+    "model/renderers/olmo3_test.go": {"TestOlmo3Renderer": "tests"},
+    "model/renderers/olmo3_think_test.go": {"TestOlmo3ThinkRenderer": "tests"},
+    "model/parsers/olmo3_test.go": {
+        "TestOlmo3Parser": "tests",
+        "TestOlmo3Parser_Streaming": "tests",
+        "TestParseOlmo3FunctionCalls": "tests",
+        "TestParseOlmo3Value": "tests",
+    },
+    "model/parsers/olmo3_think_test.go": {
+        "TestOlmo3ThinkParser": "tests",
+        "TestOlmo3ThinkParser_StreamingEdgeCases": "tests",
+        "TestOlmo3ThinkParser_ThinkBoundary": "tests",
+    },
     "harmony/harmonyparser_test.go": {
         "TestHeaderParsing": "tests",
         "TestHarmonyParserHeaderEvent": "tests",
@@ -115,6 +128,13 @@ STEP_FILES = (
 
 #: Files whose renderer tests are statements, read by record_renders.py (beside tables).
 RENDER_FILES = ("model/renderers/lfm2_test.go", "model/renderers/cohere_test.go")
+
+#: Test functions with no table whose inputs and expectations are all named values
+#: (`chunks := ...`, `expectedContent := ...`): one case of those values.
+LOCAL_CASES = frozenset({"TestOlmo3ThinkParser_Streaming"})
+
+#: Go constants the tests name that are declared outside the test file, as their names.
+CONSTANTS = {"Olmo31Think": "Olmo31Think", "Olmo3Think32B": "Olmo3Think32B"}
 
 #: Why a test function with no table is left out.
 NOT_A_TABLE = (
@@ -168,6 +188,30 @@ SKIP_REASONS: dict[str, str] = {
         "its inputs are a literal table in a for-range loop and its check is that content "
         "comes out before the last chunk (done=false), which the statement reader does not read"
     ),
+    "TestOlmo3Parser_HasToolSupport": (
+        "it checks the parser's HasToolSupport flag, which the PARSERS interface does not carry"
+    ),
+    "TestOlmo3Parser_HasThinkingSupport": (
+        "it checks the parser's HasThinkingSupport flag, which the PARSERS interface does not carry"
+    ),
+    "TestOlmo3ThinkParser_HasToolSupport": (
+        "it checks the parser's HasToolSupport flag, which the PARSERS interface does not carry"
+    ),
+    "TestOlmo3ThinkParser_HasThinkingSupport": (
+        "it checks the parser's HasThinkingSupport flag, which the PARSERS interface does not carry"
+    ),
+    "TestOlmo3ThinkParser_StateTransitions": (
+        "it checks the parser's internal state after Init and Add, which the engine's parser "
+        "does not expose"
+    ),
+    "TestOlmo3ThinkParser_Init": (
+        "it checks the tools Init returns and the parser's internal start state, which the "
+        "engine's parser does not expose"
+    ),
+    "TestOlmo3ThinkParser_InitWithoutPrefill": (
+        "it checks the parser's internal start state after Init, which the engine's parser "
+        "does not expose"
+    ),
     "TestCohereRendererRegistered": (
         "it checks rendererForName's registration and LeadingBOS (<BOS_TOKEN>, which Ollama "
         "adds when it tokenizes), not a prompt"
@@ -182,8 +226,11 @@ def git_show(repo: str, path: str) -> str:
     ).stdout
 
 
-def case_name(row: dict[str, Any], index: int) -> str:
-    """A case's name: its name or desc field, else its index."""
+def case_name(row: Any, index: int) -> str:
+    """A case's name: its name or desc field (a positional row's first string), else
+    its index."""
+    if isinstance(row, list):
+        return row[0] if row and isinstance(row[0], str) else f"#{index}"
     for key in ("name", "desc", "description"):
         if isinstance(row.get(key), str):
             return row[key]
@@ -192,10 +239,14 @@ def case_name(row: dict[str, Any], index: int) -> str:
 
 def extract_file(text: str, wanted: dict[str, str]) -> dict[str, Any]:
     """The cases of one test file and its test functions left out, with reasons."""
-    env = environment(text)
+    env = {**CONSTANTS, **environment(text)}
     cases, skipped, local = [], {}, {}
     for name, (body, end, tokens) in functions(text).items():
         if not name.startswith("Test"):
+            continue
+        if name in LOCAL_CASES:
+            fields = normalize(assignments(tokens, body, end, env))
+            cases.append({"test": name, "name": "statements", "fields": fields})
             continue
         if name not in wanted:
             skipped[name] = SKIP_REASONS.get(name, NOT_A_TABLE)

@@ -36,6 +36,10 @@ FAMILY_OF_FILE = {
     "model/parsers/lfm2_test.go": "lfm2",
     "model/renderers/cohere_test.go": "cohere",
     "model/parsers/cohere_test.go": "cohere",
+    "model/renderers/olmo3_test.go": "olmo3",
+    "model/renderers/olmo3_think_test.go": "olmo3",
+    "model/parsers/olmo3_test.go": "olmo3",
+    "model/parsers/olmo3_think_test.go": "olmo3",
 }
 
 

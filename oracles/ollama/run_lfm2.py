@@ -12,7 +12,7 @@ from app.render.engines.ollama.parsers.qwen3coder import ToolCallError
 from app.render.engines.ollama.renderers import lfm2 as renderer
 
 
-def _calls(calls: Any) -> list[str]:
+def calls_text(calls: Any) -> list[str]:
     """Tool calls (ours as (name, arguments), Go's as dicts) compared as Ollama's
     argsComparer does: the name and each argument's JSON."""
     out = []
@@ -59,8 +59,8 @@ def whole(with_calls: bool) -> Any:
             "thinking": fields.get("expectedThinking", ""),
         }
         if with_calls:
-            got["calls"] = _calls(message.tool_calls)
-            want["calls"] = _calls(fields.get("expectedCalls"))
+            got["calls"] = calls_text(message.tool_calls)
+            want["calls"] = calls_text(fields.get("expectedCalls"))
         return got, want
 
     return run
@@ -75,9 +75,9 @@ def calls(first_only: bool) -> Any:
         except ToolCallError:
             return "error", "error" if fields.get("expectError") else "calls"
         if fields.get("expectError"):
-            return _calls(found), "error"
+            return calls_text(found), "error"
         want = [fields["expected"]] if first_only else fields["expected"]
-        return _calls(found[:1] if first_only else found), _calls(want)
+        return calls_text(found[:1] if first_only else found), calls_text(want)
 
     return run
 
