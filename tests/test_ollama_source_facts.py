@@ -91,9 +91,26 @@ def test_the_modelfiles_renderer_writes_the_prompt(client):
 
 
 def test_an_unmodelled_renderer_is_said(client):
-    answer = _render(client, _load(client, "RENDERER lfm2"))
+    answer = _render(client, _load(client, "RENDERER nemotron-3-nano"))
     assert answer.status_code == 422
-    assert "lfm2" in answer.json["error"]["message"]
+    assert "nemotron-3-nano" in answer.json["error"]["message"]
+
+
+def test_the_lfm2_and_cohere_renderers_write_the_prompt(client):
+    lfm2 = _render(client, _load(client, "RENDERER lfm2", "SYSTEM Be brief."), tools=WEATHER)
+    assert lfm2.status_code == 200, lfm2.get_data(as_text=True)
+    assert lfm2.json["ollama"] == {"path": "renderer", "name": "lfm2", "distance": None}
+    # LFM2's system block: the SYSTEM, then the tools' functions as HF's tojson spaces them.
+    assert lfm2.json["prompt"].startswith(
+        '<|startoftext|><|im_start|>system\nBe brief.\nList of tools: <|tool_list_start|>[{"name": '
+        '"get_weather", "parameters": {"type": "object", "properties": {"city": {"type": '
+        '"string"}}}}]<|tool_list_end|><|im_end|>\n'
+    )
+    cohere = _render(client, _load(client, "RENDERER cohere"), kwargs={"enable_thinking": False})
+    assert cohere.status_code == 200, cohere.get_data(as_text=True)
+    prompt = cohere.json["prompt"]
+    assert "<|USER_TOKEN|><|START_TEXT|>Weather in Paris?<|END_TEXT|>" in prompt
+    assert prompt.endswith("<|CHATBOT_TOKEN|><|START_THINKING|><|END_THINKING|>")
 
 
 def test_the_modelfiles_parser_reads_the_answer(client):
@@ -124,10 +141,45 @@ def test_gpt_oss_answers_are_read_by_the_harmony_parser(client):
     assert call["function"]["name"] == "get_weather"
 
 
+def test_the_olmo3_renderer_and_parser(client):
+    source = _load(client, "RENDERER olmo3", "PARSER olmo3")
+    prompt = _render(client, source, tools=WEATHER).json["prompt"]
+    assert prompt.startswith("<|im_start|>system\nYou are a helpful function-calling AI")
+    assert '<functions>[{"type": "function", "function": {"name": "get_weather"' in prompt
+    completion = 'Checking.<function_calls>get_weather(city="Paris")</function_calls>'
+    entry = _parse(client, source, completion)
+    assert (entry["parser"], entry["message"]["content"]) == ("olmo3", "Checking.")
+    (call,) = entry["message"]["tool_calls"]
+    assert call["function"] == {"name": "get_weather", "arguments": '{"city":"Paris"}'}
+
+
 def test_an_unmodelled_parser_is_said(client):
-    entry = _parse(client, _load(client, "PARSER lfm2"), "Hi")
+    entry = _parse(client, _load(client, "PARSER nemotron-3-nano"), "Hi")
     assert "message" not in entry or entry["message"] is None
-    assert "lfm2" in entry["no_parser"]
+    assert "nemotron-3-nano" in entry["no_parser"]
+
+
+def test_the_lfm2_and_cohere_parsers_read_the_answer(client):
+    lfm2 = _parse(
+        client,
+        _load(client, "PARSER lfm2-thinking"),
+        "<think>Need it.</think>Checking.<|tool_call_start|>[get_weather(city='Paris')]"
+        "<|tool_call_end|>",
+        kwargs={"enable_thinking": True},
+    )
+    assert (lfm2["parser"], lfm2["message"]["content"]) == ("lfm2-thinking", "Checking.")
+    assert lfm2["message"]["reasoning_content"] == "Need it."
+    (call,) = lfm2["message"]["tool_calls"]
+    assert call["function"] == {"name": "get_weather", "arguments": '{"city":"Paris"}'}
+    cohere = _parse(
+        client,
+        _load(client, "PARSER cohere"),
+        'Plan.<|END_THINKING|><|START_ACTION|>[{"tool_call_id": "0", "tool_name": '
+        '"get_weather", "parameters": {"city": "Paris"}}]<|END_ACTION|>',
+    )
+    assert cohere["message"]["reasoning_content"] == "Plan."
+    (call,) = cohere["message"]["tool_calls"]
+    assert call["function"] == {"name": "get_weather", "arguments": '{"city":"Paris"}'}
 
 
 def test_the_answer_ends_at_the_first_stop_string(client):

@@ -37,6 +37,17 @@ def functions(text: str) -> dict[str, tuple[int, int, list[tuple[str, str]]]]:
     return found
 
 
+def test_functions(
+    text: str, tables: tuple[str, ...] = ()
+) -> list[tuple[str, int, int, list[tuple[str, str]]]]:
+    """The file's test functions not read as tables: (name, body start, body end, tokens)."""
+    return [
+        (name, body, end, tokens)
+        for name, (body, end, tokens) in functions(text).items()
+        if name.startswith("Test") and name not in tables
+    ]
+
+
 def table(
     tokens: list[tuple[str, str]], start: int, end: int, var: str, env: dict[str, Any]
 ) -> list[Any]:

@@ -61,9 +61,11 @@ def _call(name: str, args: list[Any]) -> Any:
     if name in ("args", "propsMap") and isinstance(args[0], str):
         return json.loads(args[0])
     if name in ("testArgsOrdered", "testPropsOrdered"):
-        return dict(normalize(pair) for pair in args[0])
+        return dict(_pair(normalize(pair)) for pair in args[0])
     if name in ("float64", "int64", "int") and isinstance(args[0], (int, float)):
         return float(args[0]) if name == "float64" else int(args[0])
+    if name == "api.ImageData" and isinstance(args[0], str):  # image bytes: kept as text
+        return args[0]
     if name == "len" and isinstance(args[0], str):
         return len(args[0].encode("utf-8", errors="surrogateescape"))
     if name == "tool":  # qwen3coder_test.go's helper: a function tool with these properties
@@ -74,6 +76,13 @@ def _call(name: str, args: list[Any]) -> Any:
         parameters = {"type": "object", "properties": props}
         return {"type": "function", "function": {"name": args[0], "parameters": parameters}}
     return {"$unsupported": f"{name}(...)"}
+
+
+def _pair(pair: Any) -> tuple[Any, Any]:
+    """An ordered pair: typed ([key, value]) or with its type left out ({Key, Value})."""
+    if isinstance(pair, dict):
+        return pair.get("Key"), pair.get("value")
+    return pair[0], pair[1]
 
 
 def _typed(name: str, value: Any) -> Any:

@@ -23,6 +23,7 @@ from typing import Any
 from oracles.ollama.gofile import assignments, environment, functions, table
 from oracles.ollama.goliteral import tokenize
 from oracles.ollama.govalues import normalize, unsupported
+from oracles.ollama.record_renders import extract_renders
 from oracles.ollama.record_steps import extract_steps
 
 HERE = Path(__file__).resolve().parent
@@ -78,6 +79,33 @@ TABLES: dict[str, dict[str, str]] = {
         "TestParseGemma4ToolCall_RepairsIssue15315Examples": "tests",
         "TestParseGemma4ToolCall_RepairsMultipleProperties": "tests",
     },
+    "model/renderers/lfm2_test.go": {
+        "TestLFM2Renderer_ChatTemplateParity": "tests",
+        "TestLFM2Renderer_Images": "tests",
+    },
+    "model/renderers/cohere_test.go": {},
+    "model/parsers/lfm2_test.go": {
+        "TestLFM2Parser": "tests",
+        "TestLFM2Parser_Streaming": "tests",
+        "TestLFM2Parser_parseToolCallContent": "tests",
+        "TestLFM2Parser_parseToolCallsContent": "tests",
+        "TestLFM2Parser_EdgeCases": "tests",
+        "TestLFM2Parser_ImagePlaceholdersPreserved": "tests",
+    },
+    "model/parsers/cohere_test.go": {},
+    "model/renderers/olmo3_test.go": {"TestOlmo3Renderer": "tests"},
+    "model/renderers/olmo3_think_test.go": {"TestOlmo3ThinkRenderer": "tests"},
+    "model/parsers/olmo3_test.go": {
+        "TestOlmo3Parser": "tests",
+        "TestOlmo3Parser_Streaming": "tests",
+        "TestParseOlmo3FunctionCalls": "tests",
+        "TestParseOlmo3Value": "tests",
+    },
+    "model/parsers/olmo3_think_test.go": {
+        "TestOlmo3ThinkParser": "tests",
+        "TestOlmo3ThinkParser_StreamingEdgeCases": "tests",
+        "TestOlmo3ThinkParser_ThinkBoundary": "tests",
+    },
     "harmony/harmonyparser_test.go": {
         "TestHeaderParsing": "tests",
         "TestHarmonyParserHeaderEvent": "tests",
@@ -88,12 +116,25 @@ TABLES: dict[str, dict[str, str]] = {
     },
 }
 
-#: Files whose tests are statements, read by record_steps.py.
+#: Files whose parser tests are statements, read by record_steps.py (beside the tables
+#: named in TABLES).
 STEP_FILES = (
     "model/parsers/qwen3_test.go",
     "model/parsers/glm47_test.go",
     "model/parsers/qwen35_test.go",
+    "model/parsers/lfm2_test.go",
+    "model/parsers/cohere_test.go",
 )
+
+#: Files whose renderer tests are statements, read by record_renders.py (beside tables).
+RENDER_FILES = ("model/renderers/lfm2_test.go", "model/renderers/cohere_test.go")
+
+#: Test functions with no table whose inputs and expectations are all named values
+#: (`chunks := ...`, `expectedContent := ...`): one case of those values.
+LOCAL_CASES = frozenset({"TestOlmo3ThinkParser_Streaming"})
+
+#: Go constants the tests name that are declared outside the test file, as their names.
+CONSTANTS = {"Olmo31Think": "Olmo31Think", "Olmo3Think32B": "Olmo3Think32B"}
 
 #: Why a test function with no table is left out.
 NOT_A_TABLE = (
@@ -129,6 +170,52 @@ SKIP_REASONS: dict[str, str] = {
     "TestDeepSeekParser_HasThinkingSupport": (
         "it checks the parser's HasThinkingSupport flag, which the PARSERS interface does not carry"
     ),
+    "TestLFM2Parser_HasThinkingSupport": (
+        "it checks the parser's HasThinkingSupport flag, which the PARSERS interface does not carry"
+    ),
+    "TestLFM2Parser_HasToolSupport": (
+        "it checks the parser's HasToolSupport flag, which the PARSERS interface does not carry"
+    ),
+    "TestLFM2Parser_Init": (
+        "it checks the tools Init returns and the parser's internal start state, which the "
+        "engine's parser does not expose"
+    ),
+    "TestCohereParserRegistered": (
+        "it checks ParserForName's registration and the HasToolSupport/HasThinkingSupport "
+        "flags, which the PARSERS interface does not carry"
+    ),
+    "TestCohereParseStreamsBeforeDone": (
+        "its inputs are a literal table in a for-range loop and its check is that content "
+        "comes out before the last chunk (done=false), which the statement reader does not read"
+    ),
+    "TestOlmo3Parser_HasToolSupport": (
+        "it checks the parser's HasToolSupport flag, which the PARSERS interface does not carry"
+    ),
+    "TestOlmo3Parser_HasThinkingSupport": (
+        "it checks the parser's HasThinkingSupport flag, which the PARSERS interface does not carry"
+    ),
+    "TestOlmo3ThinkParser_HasToolSupport": (
+        "it checks the parser's HasToolSupport flag, which the PARSERS interface does not carry"
+    ),
+    "TestOlmo3ThinkParser_HasThinkingSupport": (
+        "it checks the parser's HasThinkingSupport flag, which the PARSERS interface does not carry"
+    ),
+    "TestOlmo3ThinkParser_StateTransitions": (
+        "it checks the parser's internal state after Init and Add, which the engine's parser "
+        "does not expose"
+    ),
+    "TestOlmo3ThinkParser_Init": (
+        "it checks the tools Init returns and the parser's internal start state, which the "
+        "engine's parser does not expose"
+    ),
+    "TestOlmo3ThinkParser_InitWithoutPrefill": (
+        "it checks the parser's internal start state after Init, which the engine's parser "
+        "does not expose"
+    ),
+    "TestCohereRendererRegistered": (
+        "it checks rendererForName's registration and LeadingBOS (<BOS_TOKEN>, which Ollama "
+        "adds when it tokenizes), not a prompt"
+    ),
 }
 
 
@@ -139,8 +226,11 @@ def git_show(repo: str, path: str) -> str:
     ).stdout
 
 
-def case_name(row: dict[str, Any], index: int) -> str:
-    """A case's name: its name or desc field, else its index."""
+def case_name(row: Any, index: int) -> str:
+    """A case's name: its name or desc field (a positional row's first string), else
+    its index."""
+    if isinstance(row, list):
+        return row[0] if row and isinstance(row[0], str) else f"#{index}"
     for key in ("name", "desc", "description"):
         if isinstance(row.get(key), str):
             return row[key]
@@ -149,10 +239,14 @@ def case_name(row: dict[str, Any], index: int) -> str:
 
 def extract_file(text: str, wanted: dict[str, str]) -> dict[str, Any]:
     """The cases of one test file and its test functions left out, with reasons."""
-    env = environment(text)
+    env = {**CONSTANTS, **environment(text)}
     cases, skipped, local = [], {}, {}
     for name, (body, end, tokens) in functions(text).items():
         if not name.startswith("Test"):
+            continue
+        if name in LOCAL_CASES:
+            fields = normalize(assignments(tokens, body, end, env))
+            cases.append({"test": name, "name": "statements", "fields": fields})
             continue
         if name not in wanted:
             skipped[name] = SKIP_REASONS.get(name, NOT_A_TABLE)
@@ -169,6 +263,19 @@ def extract_file(text: str, wanted: dict[str, str]) -> dict[str, Any]:
                 case["unsupported"] = missing
             cases.append(case)
     return {"cases": cases, "locals": local, "skipped": skipped}
+
+
+def _add_statements(part: dict[str, Any], found: tuple[list, dict[str, str]]) -> None:
+    """Add a file's statement-style cases to its table cases; what is still left out
+    keeps a reason (SKIP_REASONS first)."""
+    cases, skipped = found
+    part["cases"].extend(cases)
+    read = {case["test"] for case in cases}
+    for name in list(part["skipped"]):
+        if name in read:
+            del part["skipped"][name]
+    for name, why in skipped.items():
+        part["skipped"][name] = SKIP_REASONS.get(name, why)
 
 
 def names(text: str) -> list[str]:
@@ -193,9 +300,9 @@ def main(repo: str) -> None:
     for path, wanted in TABLES.items():
         text = git_show(repo, path)
         files[path] = extract_file(text, wanted)
-        if path in STEP_FILES:
-            cases, skipped = extract_steps(text, environment(text))
-            files[path].update(cases=cases, skipped=skipped)
+        for group, extract in ((STEP_FILES, extract_steps), (RENDER_FILES, extract_renders)):
+            if path in group:
+                _add_statements(files[path], extract(text, environment(text), tuple(wanted)))
     doc = {
         "about": "Ollama's own renderer and parser tests, extracted as data by "
         "oracles/ollama/record.py (inputs and expected outputs are Ollama's facts).",

@@ -11,7 +11,9 @@ from collections.abc import Callable
 from typing import Any
 
 from oracles.ollama.case import HARMONY, Case, NotBuilt, load
-from oracles.ollama.runners import RUNNERS, session
+from oracles.ollama.run_renders import statements
+from oracles.ollama.run_sessions import session
+from oracles.ollama.runners import RUNNERS
 
 __all__ = ["RUNNERS", "Case", "NotBuilt", "load", "run", "same"]
 
@@ -30,6 +32,14 @@ FAMILY_OF_FILE = {
     "model/parsers/glm46_test.go": "glm-4.7",
     "model/parsers/gemma4_test.go": "gemma4",
     "harmony/harmonyparser_test.go": HARMONY,
+    "model/renderers/lfm2_test.go": "lfm2",
+    "model/parsers/lfm2_test.go": "lfm2",
+    "model/renderers/cohere_test.go": "cohere",
+    "model/parsers/cohere_test.go": "cohere",
+    "model/renderers/olmo3_test.go": "olmo3",
+    "model/renderers/olmo3_think_test.go": "olmo3",
+    "model/parsers/olmo3_test.go": "olmo3",
+    "model/parsers/olmo3_think_test.go": "olmo3",
 }
 
 
@@ -39,9 +49,12 @@ def family(case: Case) -> str:
 
 
 def _runner(case: Case) -> Callable[[Case], tuple[Any, Any]] | None:
-    """The runner of a case: its test's, or the session runner for a parser session."""
+    """The runner of a case: its test's, or the statements runner for a renderer's
+    statements, or the session runner for a parser session."""
     if case.test in RUNNERS:
         return RUNNERS[case.test][1]
+    if "checks" in case.fields and "renderer" in case.fields:
+        return statements
     return session if "steps" in case.fields and "parser" in case.fields else None
 
 

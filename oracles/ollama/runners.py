@@ -9,7 +9,6 @@ from collections.abc import Callable
 from typing import Any
 
 from oracles.ollama.case import HARMONY, Case, NotBuilt
-from oracles.ollama.govalues import unsupported
 
 
 def _renderer(name: str) -> Callable[..., str]:
@@ -74,10 +73,10 @@ def _qwen3coder_call(case: Case) -> tuple[Any, Any]:
 
     name, arguments = qwen3coder.parse_tool_call(case.fields["rawToolCall"], case.fields["tools"])
     want = case.fields["wantToolCall"]["function"]
-    return _call_json(name, arguments), _call_json(want["name"], want.get("arguments") or {})
+    return call_json(name, arguments), call_json(want["name"], want.get("arguments") or {})
 
 
-def _call_json(name: str, arguments: dict[str, Any]) -> str:
+def call_json(name: str, arguments: dict[str, Any]) -> str:
     """A tool call as Ollama's tests compare them: the name and each argument's JSON."""
     from app.render.engines.ollama import gojson
 
@@ -96,84 +95,13 @@ def _parser_unit(module: str, function: str, *fields: str) -> Callable:
     return run
 
 
-def _session_parser(spec: dict[str, Any]) -> Callable[..., Any]:
-    """The engine's parser for a test's `parser := ...` (NotBuilt when it is not there)."""
-    from app.render.engines.ollama.parsers import PARSERS, qwen3
-
-    if spec.get("type") == "Qwen3Parser":
-        fields = spec["fields"]
-        return qwen3.make(fields["hasThinkingSupport"], fields["defaultThinking"])
-    name = spec.get("name") or {"GLM47Parser": "glm-4.7"}.get(spec.get("type", ""), "")
-    if name not in PARSERS:
-        raise NotBuilt(f"the parser {name or spec.get('type')!r} is not reproduced yet")
-    return PARSERS[name]
-
-
-def _after_last(spec: dict[str, Any]) -> Callable[..., Any]:
-    """The parse that takes the conversation's last message (which the PARSERS interface
-    does not carry), for the parsers whose start depends on it."""
-    from app.render.engines.ollama.parsers import qwen35
-
-    if spec.get("name") == "qwen3.5":
-        return qwen35.parse_after
-    raise NotBuilt(f"the parser {spec} is not run with a last message here")
-
-
-def _joined(steps: list[dict[str, Any]], field: str) -> Any:
-    """A check joined over the steps (None when a step does not make it)."""
-    values = [step["checks"].get(field) for step in steps]
-    kind = int if field == "calls" else str
-    if not all(isinstance(value, kind) for value in values):
-        return None  # a step without this check, or one against another variable
-    return sum(values) if field == "calls" else "".join(values)
-
-
-def session(case: Case) -> tuple[Any, Any]:
-    """A statement-style parser test: its Adds' texts read at once, its checks joined."""
-    f = case.fields
-    tools, last, think = f["init"]
-    missing = unsupported([tools, last])
-    if missing:
-        raise NotBuilt(f"its Init arguments name Go values built in code: {', '.join(missing)}")
-    text = "".join(s["text"] for s in f["steps"])
-    if last is not None:
-        message = _after_last(f["parser"])(text, tools, think, last)
-    else:
-        message = _session_parser(f["parser"])(text, tools, think)
-    calls = [_call_json(name, arguments) for name, arguments in message.tool_calls]
-    got, want = {}, {}
-    for field in ("content", "thinking", "calls"):
-        joined = _joined(f["steps"], field)
-        if isinstance(joined, (str, int)):
-            want[field] = joined
-            got[field] = len(calls) if field == "calls" else getattr(message, field)
-    before = 0
-    for step in f["steps"]:
-        if "first_name" in step["checks"]:
-            want[f"name {before}"] = step["checks"]["first_name"]
-            got[f"name {before}"] = message.tool_calls[before][0] if len(calls) > before else None
-        before += (
-            step["checks"].get("calls", 0) if isinstance(step["checks"].get("calls"), int) else 0
-        )
-    if "want" in f:
-        wanted = f["want"] if isinstance(f["want"], list) else [f["want"]]
-        want["tool calls"] = [
-            _call_json(w["function"]["name"], w["function"]["arguments"]) for w in wanted
-        ]
-        got["tool calls"] = calls[: len(wanted)]
-    if "want_args" in f:
-        want["first arguments"] = _call_json("", f["want_args"])
-        got["first arguments"] = _call_json("", message.tool_calls[0][1]) if calls else None
-    return got, want
-
-
 def _glm_call(case: Case) -> tuple[Any, Any]:
     """TestGLM46ToolCallParsing: one raw call read with the case's tools."""
     from app.render.engines.ollama.parsers import glm46
 
     name, arguments = glm46.parse_tool_call(case.fields["rawToolCall"], case.fields["tools"])
     want = case.fields["wantToolCall"]["function"]
-    return _call_json(name, arguments), _call_json(want["name"], want.get("arguments") or {})
+    return call_json(name, arguments), call_json(want["name"], want.get("arguments") or {})
 
 
 def _glm_rejects(case: Case) -> tuple[Any, Any]:
@@ -201,10 +129,10 @@ def _deepseek(case: Case) -> tuple[Any, Any]:
     got = {"content": message.content, "thinking": message.thinking}
     want = {"content": f.get("expectedContent", ""), "thinking": f.get("expectedThinking", "")}
     if case.test != "TestDeepSeekParser_EdgeCases":  # that test does not check the calls
-        got["calls"] = [_call_json(name, arguments) for name, arguments in message.tool_calls]
+        got["calls"] = [call_json(name, arguments) for name, arguments in message.tool_calls]
         wanted = f.get("expectedCalls") or []
         want["calls"] = [
-            _call_json(c["function"]["name"], c["function"].get("arguments") or {}) for c in wanted
+            call_json(c["function"]["name"], c["function"].get("arguments") or {}) for c in wanted
         ]
     return got, want
 
@@ -219,9 +147,9 @@ def _deepseek_call(case: Case) -> tuple[Any, Any]:
     except ToolCallError:
         return "error", "error" if case.fields.get("expectError") else "a tool call"
     if case.fields.get("expectError"):
-        return _call_json(name, arguments), "error"
+        return call_json(name, arguments), "error"
     want = case.fields["expected"]["function"]
-    return _call_json(name, arguments), _call_json(want["name"], want.get("arguments") or {})
+    return call_json(name, arguments), call_json(want["name"], want.get("arguments") or {})
 
 
 def _from(module: str, name: str, *args: Any) -> Callable[[Case], tuple[Any, Any]]:
@@ -318,6 +246,25 @@ RUNNERS: dict[str, tuple[str, Callable[[Case], tuple[Any, Any]]]] = {
     "TestHarmonyParserStreaming": (HARMONY, _from("run_harmony", "streaming")),
     "TestFunctionConvertToValidChars": (HARMONY, _from("run_harmony", "valid_chars")),
     "TestFunctionConvertAndAdd": (HARMONY, _from("run_harmony", "convert_and_add")),
+    "TestLFM2Renderer_ChatTemplateParity": ("lfm2", _from("run_lfm2", "render")),
+    "TestLFM2Renderer_Images": ("lfm2", _from("run_lfm2", "images")),
+    "TestLFM2Renderer_JSONFormatting": ("lfm2", _from("run_lfm2", "json_formatting")),
+    "TestLFM2Parser": ("lfm2", _from("run_lfm2", "whole", True)),
+    "TestLFM2Parser_Streaming": ("lfm2", _from("run_lfm2", "whole", True)),
+    "TestLFM2Parser_EdgeCases": ("lfm2", _from("run_lfm2", "whole", False)),
+    "TestLFM2Parser_parseToolCallContent": ("lfm2", _from("run_lfm2", "calls", True)),
+    "TestLFM2Parser_parseToolCallsContent": ("lfm2", _from("run_lfm2", "calls", False)),
+    "TestLFM2Parser_ImagePlaceholdersPreserved": ("lfm2", _from("run_lfm2", "images_kept")),
+    "TestOlmo3Renderer": ("olmo3", _from("run_olmo3", "render")),
+    "TestOlmo3ThinkRenderer": ("olmo3", _from("run_olmo3", "render_think")),
+    "TestOlmo3Parser": ("olmo3", _from("run_olmo3", "stream")),
+    "TestOlmo3Parser_Streaming": ("olmo3", _from("run_olmo3", "stream")),
+    "TestParseOlmo3FunctionCalls": ("olmo3", _from("run_olmo3", "function_calls")),
+    "TestParseOlmo3Value": ("olmo3", _from("run_olmo3", "value")),
+    "TestOlmo3ThinkParser": ("olmo3", _from("run_olmo3", "think")),
+    "TestOlmo3ThinkParser_Streaming": ("olmo3", _from("run_olmo3", "think")),
+    "TestOlmo3ThinkParser_StreamingEdgeCases": ("olmo3", _from("run_olmo3", "think")),
+    "TestOlmo3ThinkParser_ThinkBoundary": ("olmo3", _from("run_olmo3", "think")),
     "TestRepairGLM46XML": ("glm-4.7", _parser_unit("glm46_repair", "repair", "input")),
     "TestGLM46ParserRejectsIncompleteToolCallOnDone": ("glm-4.7", _glm_rejects),
 }

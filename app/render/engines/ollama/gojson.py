@@ -142,17 +142,58 @@ def parameters(params: dict[str, Any] | None) -> str:
     return "{" + ",".join(parts) + "}"
 
 
+def function(value: dict[str, Any]) -> str:
+    """An api.ToolFunction as Go writes it (the description left out when empty)."""
+    body = '"name":' + string(value.get("name", ""))
+    if value.get("description"):
+        body += ',"description":' + string(value["description"])
+    return "{" + body + ',"parameters":' + parameters(value.get("parameters")) + "}"
+
+
 def tool(value: dict[str, Any]) -> str:
     """An api.Tool as Go writes it."""
-    function = value.get("function", {})
     head = '{"type":' + string(value.get("type", ""))
     if value.get("items") is not None:
         head += ',"items":' + marshal(value["items"])
-    body = '"name":' + string(function.get("name", ""))
-    if function.get("description"):
-        body += ',"description":' + string(function["description"])
-    body += ',"parameters":' + parameters(function.get("parameters"))
-    return head + ',"function":{' + body + "}}"
+    return head + ',"function":' + function(value.get("function", {})) + "}"
+
+
+def spaced(raw: str) -> str:
+    """Go JSON with a space after every `:` and `,` outside strings (Ollama's
+    marshalWithSpaces, and HF's `tojson` separators that some renderers copy)."""
+    out, in_string, escaped = [], False, False
+    for ch in raw:
+        out.append(ch)
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in ":,":
+            out.append(" ")
+    return "".join(out)
+
+
+_HTML = {"\\u003c": "<", "\\u003e": ">", "\\u0026": "&"}
+
+
+def unescape_html(raw: str) -> str:
+    """Go JSON as an Encoder with SetEscapeHTML(false) writes it: `<`, `>`, `&` kept
+    (U+2028 and U+2029 stay escaped, as Go always escapes them)."""
+    out, i = [], 0
+    while i < len(raw):
+        if raw[i] == "\\":
+            pair = raw[i : i + 6]
+            out.append(_HTML.get(pair, raw[i : i + 2]))
+            i += 6 if pair in _HTML else 2
+            continue
+        out.append(raw[i])
+        i += 1
+    return "".join(out)
 
 
 def think_bool(think: bool | str | None) -> bool:

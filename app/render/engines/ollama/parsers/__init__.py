@@ -10,10 +10,13 @@ from collections.abc import Callable
 from typing import Any
 
 from app.render.engines.ollama.parsers import (
+    cohere,
     deepseek3,
     gemma4,
     glm46,
     harmony,
+    lfm2,
+    olmo3,
     qwen3,
     qwen3coder,
     qwen35,
@@ -32,6 +35,11 @@ PARSERS: dict[str, Parser] = {
     "deepseek3": deepseek3.parse,
     "gemma4": gemma4.make(thinking_support=True),
     "gemma4-no-thinking": gemma4.make(thinking_support=False),
+    "lfm2": lfm2.make(thinking_support=False),
+    "lfm2-thinking": lfm2.make(thinking_support=True),
+    "cohere": cohere.parse,
+    "olmo3": olmo3.parse,
+    "olmo3-think": olmo3.parse_think,
     # Ollama's passthrough: the answer is the content, as it came.
     "passthrough": lambda text, tools, think=None: OllamaMessage(content=text),
 }

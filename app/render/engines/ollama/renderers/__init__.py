@@ -11,7 +11,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from app.render.engines.ollama.renderers import deepseek3, gemma4, glm47, qwen3coder
+from app.render.engines.ollama.renderers import (
+    cohere,
+    deepseek3,
+    gemma4,
+    glm47,
+    lfm2,
+    olmo3,
+    qwen3coder,
+)
 
 Renderer = Callable[[list[dict[str, Any]], list[dict[str, Any]] | None, bool | str | None], str]
 
@@ -22,4 +30,12 @@ RENDERERS: dict[str, Renderer] = {
     "gemma4": gemma4.make(empty_block_on_nothink=False),
     "gemma4-small": gemma4.make(empty_block_on_nothink=False),
     "gemma4-large": gemma4.make(empty_block_on_nothink=True),
+    # Ollama's RenderImgTags is off unless its server turns it on.
+    "lfm2": lfm2.make(thinking=False),
+    "lfm2-thinking": lfm2.make(thinking=True),
+    "cohere": cohere.render,
+    "olmo3": olmo3.make(extended=False),
+    "olmo3.1": olmo3.make(extended=True),
+    "olmo3-think": olmo3.make_think(is_32b=False),
+    "olmo3-32b-think": olmo3.make_think(is_32b=True),
 }

@@ -24,25 +24,6 @@ TOOLS_TAIL = (
 )
 
 
-def spaced_json(raw: str) -> str:
-    """Go JSON with a space after every `:` and `,` that is not inside a string."""
-    out, in_string, escaped = [], False, False
-    for ch in raw:
-        out.append(ch)
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch in ":,":
-            out.append(" ")
-    return "".join(out)
-
-
 def _arguments(arguments: dict[str, Any]) -> str:
     """`<arg_key>K</arg_key><arg_value>V</arg_value>` pairs: strings bare, others JSON."""
     out = []
@@ -71,7 +52,7 @@ def render(
     out = ["[gMASK]<sop>"]
     if tools:
         out.append(TOOLS_HEAD)
-        out.extend(spaced_json(gojson.tool(tool)) + "\n" for tool in tools)
+        out.extend(gojson.spaced(gojson.tool(tool)) + "\n" for tool in tools)
         out.append(TOOLS_TAIL)
     for i, message in enumerate(messages):
         role, content = message.get("role"), message.get("content", "")
