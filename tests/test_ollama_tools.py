@@ -100,3 +100,18 @@ def test_chat_sends_a_chunks_content_and_drops_its_calls():
     assert read_tool_calls("<tool_call>", NAMES, [text]) == ("Let me check. ", [])
     chunks = ["Let me check. ", text.removeprefix("Let me check. ")]
     assert read_tool_calls("<tool_call>", NAMES, chunks) == ("Let me check. ", [TOKYO])
+
+
+def test_lfm2_reads_a_whole_answer_as_a_stream_ending_in_an_empty_done_chunk() -> None:
+    """Ollama hands its parser the text in chunks and then the stop message, which
+    llama-server sends empty: lfm2's reading of a bare call (no tags), which only looks at
+    what the done chunk adds, never runs on a real answer. Tagged calls are read."""
+    from app.render.engines.ollama.parsers import PARSERS
+
+    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {}}}]
+    bare = PARSERS["lfm2"]('[get_weather(city="Paris")]', tools, None)
+    assert (bare.content, bare.tool_calls) == ('[get_weather(city="Paris")]', ())
+    tagged = PARSERS["lfm2"](
+        '<|tool_call_start|>[get_weather(city="Paris")]<|tool_call_end|>', tools, None
+    )
+    assert [call[0] for call in tagged.tool_calls] == ["get_weather"]

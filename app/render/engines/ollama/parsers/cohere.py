@@ -190,5 +190,6 @@ def parse_chunks(chunks: list[str], think: Any, last: Any = None) -> OllamaMessa
 
 
 def parse(text: str, tools: Any, think: Any = None) -> OllamaMessage:
-    """What Ollama's cohere parser reads from a whole answer."""
-    return parse_chunks([text], think)
+    """What Ollama's cohere parser reads from a whole answer, then the empty done chunk
+    (llama-server's stop message carries no text; see lfm2.make)."""
+    return parse_chunks([text, ""], think)

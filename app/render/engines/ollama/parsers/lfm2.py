@@ -151,10 +151,13 @@ def parse_chunks(
 
 
 def make(thinking_support: bool) -> Callable[..., OllamaMessage]:
-    """The parser for PARSERS: a whole answer as one chunk."""
+    """The parser for PARSERS: a whole answer, then the empty done chunk."""
 
     def parse(text: str, tools: Any, think: Any = None) -> OllamaMessage:
-        """What Ollama's lfm2 parser reads from a whole answer."""
-        return parse_chunks([text], thinking_support, tools, think)
+        """What Ollama's lfm2 parser reads from a whole answer. The text comes before the
+        done chunk, which is empty (llm/llama_server.go passes the stop message's content,
+        and llama-server's stop message carries none): so the bare-call reading, which
+        looks only at what the done chunk adds, does not run."""
+        return parse_chunks([text, ""], thinking_support, tools, think)
 
     return parse
