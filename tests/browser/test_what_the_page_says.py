@@ -119,7 +119,13 @@ def test_the_tokens_view_explains_its_colours(page: Page, small_vocab) -> None:
 def test_unfamiliar_terms_explain_themselves_on_hover_and_focus(page: Page, term: str) -> None:
     page.fill("#now", "2026-01-02T03:04:05")
     expect(page.locator("#view-prompt")).to_contain_text("clock pinned")
+    explains_itself(page, term)
+
+
+def explains_itself(page: Page, term: str) -> None:
+    """The first `term` on the page shows its one-line tip on hover and on focus."""
     found = page.locator(".term", has_text=term).first
+    expect(found).to_have_text(term)
     tip = found.locator("xpath=following-sibling::*[1]")
     expect(tip).to_have_attribute("role", "tooltip")
     expect(tip).to_be_hidden()
@@ -129,13 +135,12 @@ def test_unfamiliar_terms_explain_themselves_on_hover_and_focus(page: Page, term
     page.mouse.move(0, 0)
     expect(tip).to_be_hidden()
     # A term in a sentence is a Tab stop of its own; a control's label shows its tip when
-    # the control has focus (no extra Tab stop).
+    # the control (inside the label, described by the tip) has focus: no extra Tab stop.
     if found.get_attribute("tabindex") == "0":
         found.focus()
     else:
-        control = page.locator("label", has=found).locator("select, input, textarea").first
-        control.focus()
-        assert tip.get_attribute("id") in (control.get_attribute("aria-describedby") or "")
+        described = f'[aria-describedby~="{tip.get_attribute("id")}"]'
+        page.locator("label", has=found).locator(described).focus()
     expect(tip).to_be_visible()
 
 
@@ -151,3 +156,22 @@ def test_the_next_turn_check_explains_itself(page: Page) -> None:
     found.focus()
     expect(tip).to_be_visible()
     expect(tip).to_contain_text("reuses its cache")
+
+
+#: A Modelfile with each fact the source panel shows.
+MODELFILE = '''FROM qwen3:8b
+TEMPLATE """{{ .Prompt }}"""
+PARAMETER stop <|im_end|>
+PARSER qwen3
+'''
+
+
+@pytest.mark.parametrize(
+    "term", ["Ollama model", "Modelfile", "FROM", "Renderer", "Parser", "Stops"]
+)
+def test_ollamas_terms_explain_themselves_on_hover_and_focus(page: Page, term: str) -> None:
+    page.click("#modelfile-paste summary")
+    page.fill("#modelfile-text", MODELFILE)
+    page.click("#modelfile-load")
+    expect(page.locator("#ollama-parser")).to_have_text("qwen3")
+    explains_itself(page, term)
