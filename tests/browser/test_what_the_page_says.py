@@ -13,6 +13,7 @@ from tests.browser.library import load_library
 from tests.browser.test_engines_view import ONE_CALL, use_messages
 from tests.browser.test_source_panel import QWEN3_NOTE, library_text
 from tests.browser.test_views import set_template
+from tests.support.shared_data import VOCAB_DIR, needs_shared
 
 pytestmark = pytest.mark.browser
 
@@ -175,3 +176,19 @@ def test_ollamas_terms_explain_themselves_on_hover_and_focus(page: Page, term: s
     page.click("#modelfile-load")
     expect(page.locator("#ollama-parser")).to_have_text("qwen3")
     explains_itself(page, term)
+
+
+@needs_shared
+def test_the_prompt_legend_says_where_the_vocabularys_special_tokens_show(page: Page) -> None:
+    # Phi-3's <|user|> is a special token of its vocabulary: the Tokens view draws it as
+    # one, the Prompt view (which marks only the special tokens' values given) as a marker.
+    load_vocab(page, VOCAB_DIR / "ggml-vocab-phi-3.gguf")
+    expect(page.locator("#prompt .seg-marker", has_text="<|user|>").first).to_be_visible()
+    page.click("#tab-tokens")
+    expect(page.locator("#tokens .tok.special", has_text="<|user|>").first).to_be_visible()
+    page.click("#tab-prompt")
+    legend = page.locator("#prompt-legend")
+    # The legend does not leave the two colours of one token unexplained ...
+    expect(legend).to_contain_text("the Tokens view")
+    # ... nor say that this view marks the vocabulary's special tokens.
+    expect(page.locator("#tip-legend-special")).not_to_contain_text("of the loaded vocabulary")
