@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, expect
 
+from tests.browser.conftest import load_vocab
 from tests.browser.test_axe import show
 from tests.browser.test_response_view import fill_completion, load_qwen3
 
@@ -26,13 +28,19 @@ RESULTS = {
 }
 
 
-def opened(new_page: Callable[..., Page], width: int) -> Page:
+def at_width(new_page: Callable[..., Page], width: int) -> Page:
+    """The page on a screen of `width`, its inputs shown (on a phone, the Edit pane)."""
     page = new_page(viewport={"width": width, "height": SCREENS[width]})
     page.goto("/")
     expect(page.locator("#prompt-raw")).to_have_value(re.compile("im_start"))
     pane = page.locator('.pane-button[data-pane="inputs"]')
     if pane.is_visible():
         pane.click()
+    return page
+
+
+def opened(new_page: Callable[..., Page], width: int) -> Page:
+    page = at_width(new_page, width)
     load_qwen3(page)
     fill_completion(page, "parallel tool calls")
     show(page, "diff", "#compare-library")
@@ -80,3 +88,22 @@ def test_the_command_views_commands_come_before_its_notes(page: Page) -> None:
             return notes.height > 0 && first.height > 0 && notes.top > first.bottom;
         }"""
     )
+
+
+@pytest.mark.parametrize("width", SCREENS)
+def test_the_tokens_view_shows_its_tokens_on_the_first_screen(
+    new_page: Callable[..., Page], width: int, small_vocab: Path
+) -> None:
+    # Six messages: the count, the rule, tokens per message and the ids come before the
+    # tokens themselves, which a phone showed at its last line (780 of 844 px).
+    page = at_width(new_page, width)
+    page.select_option("#example-select", "parallel-tools")
+    page.click("#example-load")
+    expect(page.locator("#message-editor .message")).to_have_count(6)
+    load_vocab(page, small_vocab)
+    show(page, "tokens", "#tokens .tok")
+    # Six messages and the generation prompt after the last.
+    expect(page.locator("#message-tokens tbody tr")).to_have_count(7)
+    page.evaluate("window.scrollTo(0, 0); document.getElementById('outputs').scrollTo(0, 0)")
+    top = page.locator("#tokens").evaluate("e => e.getBoundingClientRect().top")
+    assert top < SCREENS[width] - 120, f"tokens at {width} px start at {top}"

@@ -239,6 +239,19 @@ def reset(page: Page, _: Path) -> None:
     expect(page.locator("#prompt-raw")).to_have_value(re.compile("capital of France"))
 
 
+def modelfile(page: Page, _: Path) -> None:
+    if not page.locator("#modelfile-text").is_visible():  # open from the first time
+        page.click("#modelfile-paste summary")
+    page.fill("#modelfile-text", 'FROM qwen3:8b\nTEMPLATE """GO {{ .Prompt }}"""\n')
+    page.click("#modelfile-load")
+    page.wait_for_function("() => window.playground.editor.getValue() === 'GO {{ .Prompt }}'")
+
+
+def template_and_language(page: Page) -> str:
+    """The template and the language it is read in: a Modelfile sets both."""
+    return f"{editor_text(page)} ({page.locator('#template_kind').input_value()})"
+
+
 def compare_text(page: Page) -> str:
     return page.locator("#compare_template").input_value()
 
@@ -259,6 +272,9 @@ ACTIONS = {
         mine_compare, compare_library, compare_text, "MY SECOND {{ messages | length }}", "Llama"
     ),
     "reset": Action(mine_template, reset, editor_text, MINE, "Reset"),
+    "modelfile": Action(
+        mine_template, modelfile, template_and_language, f"{MINE} (jinja)", "Modelfile"
+    ),
 }
 
 

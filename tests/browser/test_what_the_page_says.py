@@ -13,6 +13,7 @@ from tests.browser.library import load_library
 from tests.browser.test_engines_view import ONE_CALL, use_messages
 from tests.browser.test_source_panel import QWEN3_NOTE, library_text
 from tests.browser.test_views import set_template
+from tests.support.shared_data import VOCAB_DIR, needs_shared
 
 pytestmark = pytest.mark.browser
 
@@ -119,7 +120,13 @@ def test_the_tokens_view_explains_its_colours(page: Page, small_vocab) -> None:
 def test_unfamiliar_terms_explain_themselves_on_hover_and_focus(page: Page, term: str) -> None:
     page.fill("#now", "2026-01-02T03:04:05")
     expect(page.locator("#view-prompt")).to_contain_text("clock pinned")
+    explains_itself(page, term)
+
+
+def explains_itself(page: Page, term: str) -> None:
+    """The first `term` on the page shows its one-line tip on hover and on focus."""
     found = page.locator(".term", has_text=term).first
+    expect(found).to_have_text(term)
     tip = found.locator("xpath=following-sibling::*[1]")
     expect(tip).to_have_attribute("role", "tooltip")
     expect(tip).to_be_hidden()
@@ -129,13 +136,12 @@ def test_unfamiliar_terms_explain_themselves_on_hover_and_focus(page: Page, term
     page.mouse.move(0, 0)
     expect(tip).to_be_hidden()
     # A term in a sentence is a Tab stop of its own; a control's label shows its tip when
-    # the control has focus (no extra Tab stop).
+    # the control (inside the label, described by the tip) has focus: no extra Tab stop.
     if found.get_attribute("tabindex") == "0":
         found.focus()
     else:
-        control = page.locator("label", has=found).locator("select, input, textarea").first
-        control.focus()
-        assert tip.get_attribute("id") in (control.get_attribute("aria-describedby") or "")
+        described = f'[aria-describedby~="{tip.get_attribute("id")}"]'
+        page.locator("label", has=found).locator(described).focus()
     expect(tip).to_be_visible()
 
 
@@ -151,3 +157,38 @@ def test_the_next_turn_check_explains_itself(page: Page) -> None:
     found.focus()
     expect(tip).to_be_visible()
     expect(tip).to_contain_text("reuses its cache")
+
+
+#: A Modelfile with each fact the source panel shows.
+MODELFILE = '''FROM qwen3:8b
+TEMPLATE """{{ .Prompt }}"""
+PARAMETER stop <|im_end|>
+PARSER qwen3
+'''
+
+
+@pytest.mark.parametrize(
+    "term", ["Ollama model", "Modelfile", "FROM", "Renderer", "Parser", "Stops"]
+)
+def test_ollamas_terms_explain_themselves_on_hover_and_focus(page: Page, term: str) -> None:
+    page.click("#modelfile-paste summary")
+    page.fill("#modelfile-text", MODELFILE)
+    page.click("#modelfile-load")
+    expect(page.locator("#ollama-parser")).to_have_text("qwen3")
+    explains_itself(page, term)
+
+
+@needs_shared
+def test_the_prompt_legend_says_where_the_vocabularys_special_tokens_show(page: Page) -> None:
+    # Phi-3's <|user|> is a special token of its vocabulary: the Tokens view draws it as
+    # one, the Prompt view (which marks only the special tokens' values given) as a marker.
+    load_vocab(page, VOCAB_DIR / "ggml-vocab-phi-3.gguf")
+    expect(page.locator("#prompt .seg-marker", has_text="<|user|>").first).to_be_visible()
+    page.click("#tab-tokens")
+    expect(page.locator("#tokens .tok.special", has_text="<|user|>").first).to_be_visible()
+    page.click("#tab-prompt")
+    legend = page.locator("#prompt-legend")
+    # The legend does not leave the two colours of one token unexplained ...
+    expect(legend).to_contain_text("the Tokens view")
+    # ... nor say that this view marks the vocabulary's special tokens.
+    expect(page.locator("#tip-legend-special")).not_to_contain_text("of the loaded vocabulary")
