@@ -580,3 +580,22 @@ def test_every_builtin_renders_the_probes_differently_from_the_others() -> None:
             return f(messages, add_generation_prompt)
 
         assert equivalent_builtin(render) == name
+
+
+@pytest.mark.parametrize("engine", ["ollama", "vllm", "llama.cpp"])
+def test_the_chosen_engines_commands_come_first(client, engine: str) -> None:
+    """A user who chose an engine finds its commands at the top; the others follow in
+    their usual order, which the default engine keeps (llama-server first)."""
+    body = {"template": "{{ messages[0]['content'] }}", "engine": engine}
+    usual = [
+        c["engine"]
+        for c in client.post("/api/command", json={**body, "engine": "transformers"}).get_json()[
+            "commands"
+        ]
+    ]
+    chosen = [c["engine"] for c in client.post("/api/command", json=body).get_json()["commands"]]
+    first = {"ollama": "ollama", "vllm": "vllm serve", "llama.cpp": "llama-server"}[engine]
+    assert usual[0] == "llama-server"
+    assert chosen[0].startswith(first.split()[0])
+    assert sorted(chosen) == sorted(usual)
+    assert [e for e in chosen if e not in chosen[:1]] == [e for e in usual if e not in chosen[:1]]

@@ -35,6 +35,7 @@ def build_command_lines(
     server_url: str = DEFAULT_SERVER_URL,
     special_tokens: dict[str, str] | None = None,
     parsers: dict[str, dict[str, str]] | None = None,
+    engine: str | None = None,
     **facts: Any,
 ) -> list[CommandLine]:
     """Every command that runs a model with `template`, `kwargs` and the conversation.
@@ -43,7 +44,8 @@ def build_command_lines(
     placeholder stands in for the kind not given. `facts` are what `template_facts`
     learnt (each engine's own). `special_tokens` are the BOS/EOS texts a program may be
     given beside the template; `parsers` the parser options chosen per engine (the
-    Response view's), which their flags carry.
+    Response view's), which their flags carry; `engine` the engine chosen, whose
+    commands come first.
     """
     context = CommandContext.for_model(
         model,
@@ -57,7 +59,7 @@ def build_command_lines(
         facts=facts,
         parsers=parsers or {},
     )
-    return [line for writer in command_writers() for line in writer.lines(context)]
+    return [line for writer in command_writers(engine) for line in writer.lines(context)]
 
 
 def first_command(template: str, model: str | None) -> CommandLine:

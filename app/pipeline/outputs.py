@@ -220,6 +220,7 @@ def commands_of(
         add_generation_prompt=asked.add_generation_prompt,
         special_tokens=asked.special_tokens,
         parsers=state.parsers,
+        engine=asked.engine,
         model_refusals=model_refusals(files) if files else {},
         **facts,
     )

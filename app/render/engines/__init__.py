@@ -77,10 +77,15 @@ def named_engines() -> dict[str, EngineInfo]:
     return {part: ENGINES[engine_id].info for part, engine_id in parts.items()}
 
 
-def command_writers() -> list[CommandWriter]:
-    """Every engine and runtime that writes command lines, in the Command view's order."""
+def command_writers(chosen: str | None = None) -> list[CommandWriter]:
+    """Every engine and runtime that writes command lines, in the Command view's order:
+    by rank, except that an engine chosen over the default comes first (a user who chose
+    Ollama looks for Ollama's commands). The default engine is nobody's choice: the page's
+    first paint shows the first by rank, and the order stays."""
+    picked = chosen in ENGINES and chosen != DEFAULT_ENGINE
+    first = ENGINES[chosen].commands if picked else None
     writers = [engine.commands for engine in ENGINES.values() if engine.commands is not None]
-    return sorted([*writers, *RUNTIMES], key=lambda writer: writer.rank)
+    return sorted([*writers, *RUNTIMES], key=lambda writer: (writer is not first, writer.rank))
 
 
 def command_notes(facts: dict[str, Any]) -> dict[str, str]:
