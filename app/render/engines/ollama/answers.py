@@ -16,7 +16,7 @@ from app.problems import TemplateProblem
 from app.render.answer import AnswerReader, ParsedAnswer, ReadContext, ToolCall
 from app.render.engines.ollama import choice
 from app.render.engines.ollama.chat_checks import THINK_LEVELS, chat_think
-from app.render.engines.ollama.engine_facts import renderer, with_system
+from app.render.engines.ollama.engine_facts import renderer, with_model
 from app.render.engines.ollama.gotemplate.runner import thinking_tags, tool_call_tag
 from app.render.engines.ollama.messages import think_value
 from app.render.engines.ollama.named_parser import cut_at_stop, parser_name, read_named, unknown
@@ -53,7 +53,7 @@ class OllamaReader(AnswerReader):
         """The message /api/chat returns for `completion`: its thinking split off at the
         template's tags when thinking is on, then its tool calls read; or what the
         Modelfile's PARSER reads. Either reads the answer cut at the first stop string."""
-        request = with_system(context.request)
+        request, _ = with_model(context.request)
         completion, stopped = cut_at_stop(request, completion)
         if (name := parser_name(request)) is not None:
             parsed = read_named(name, request, completion)

@@ -8,8 +8,9 @@ Go for the model's family (`renderers/`). A request whose `template_kind` is "go
 Modelfile's TEMPLATE and takes the first way; a Jinja template is what `ollama create`
 reads from a GGUF, and the choice says which way a model made from it renders.
 `kwargs.enable_thinking` (or `reasoning_effort`, a level) is Ollama's `think`. A loaded
-Modelfile's facts come in `request.model`: its RENDERER picks the renderer path, and its
-SYSTEM opens a chat that does not start with a system message (`server/routes.go`).
+Modelfile's facts come in `request.model`: its RENDERER picks the renderer path, its
+MESSAGE commands come before the chat, and its SYSTEM opens a chat that does not start
+with a system message (`engine_facts`, `server/routes.go`).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from app.render.engines.ollama import choice
 from app.render.engines.ollama import commands as ollama_commands
 from app.render.engines.ollama.answers import OllamaReader
 from app.render.engines.ollama.chat_checks import THINK_LEVELS, chat_think
-from app.render.engines.ollama.engine_facts import renderer, with_system
+from app.render.engines.ollama.engine_facts import renderer, with_model
 from app.render.engines.ollama.gotemplate.runner import render_go, today
 from app.render.engines.ollama.hub.shown import hub_shown
 from app.render.engines.ollama.messages import api_messages, think_value
@@ -55,7 +56,7 @@ class OllamaEngine(Engine):
     def render(self, request: RenderRequest, limits: RenderLimits) -> Rendered:
         """Render the way Ollama would; raises `TemplateProblem`. A Jinja template also
         gets the way `ollama run hf.co/...` takes (`hub/`) in its details and reasons."""
-        request = with_system(request)
+        request, from_model = with_model(request)
         taken = choice.decide(request.template, request.template_kind, renderer=renderer(request))
         rendered = _rendered(taken, request, limits)
         shown: dict[str, Any] = {"path": taken.path, "name": taken.name, "distance": taken.distance}
@@ -73,7 +74,7 @@ class OllamaEngine(Engine):
         return Rendered(
             rendered.prompt,
             rendered.generation_spans,
-            [*rendered.rewrites, *said],
+            [*from_model, *rendered.rewrites, *said],
             {"ollama": shown},
         )
 
