@@ -92,8 +92,7 @@ def test_a_registry_gpt_oss_model_renders_and_reads_with_harmony(client, gpt_oss
     thinking = client.post("/api/render", json=_body(gpt_oss, kwargs={"enable_thinking": True}))
     assert thinking.status_code == 200, thinking.get_data(as_text=True)
     completion = (
-        "<|channel|>analysis<|message|>Hmm.<|end|>"
-        "<|start|>assistant<|channel|>final<|message|>Hi!"
+        "<|channel|>analysis<|message|>Hmm.<|end|><|start|>assistant<|channel|>final<|message|>Hi!"
     )
     parsed = client.post(
         "/api/parse", json={**_body(gpt_oss), "completion": completion, "engines": ["ollama"]}

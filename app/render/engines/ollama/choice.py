@@ -180,6 +180,4 @@ def _adopted(jinja: str, match: Match, forced: bool, family: str | None) -> Olla
     else:
         reasons += [compared + " The chat template can do no more, so Ollama renders the TEMPLATE."]
     reasons += harmony_reasons(family, entry.go_template)
-    return OllamaPath(
-        GO_TEMPLATE, entry.name, distance, entry.go_template, tuple(reasons), harmony
-    )
+    return OllamaPath(GO_TEMPLATE, entry.name, distance, entry.go_template, tuple(reasons), harmony)
