@@ -35,8 +35,10 @@ INDEX = json.loads((OLLAMA / "index.json").read_text(encoding="utf-8"))
 
 
 def _lines(template: str) -> list:
+    """The `ollama create` lines (the `hf.co/` ones, last, are test_ollama_hub_commands')."""
     context = CommandContext(template=template, kwargs={}, facts=facts(template, {}, None))
-    return [line.to_json() for line in command_lines(context)]
+    lines = [line.to_json() for line in command_lines(context)]
+    return [line for line in lines if not line["form"].startswith("hub-")]
 
 
 def _read_modelfile(text: str) -> dict[str, list[str]]:

@@ -34,7 +34,12 @@ def test_a_go_template_renders_as_ollama_does(client):
     golden = (OLLAMA / "testdata" / "llama3-instruct.gotmpl" / "user").read_text()
     assert response.json["prompt"] == golden
     assert response.json["engine"] == "ollama"
-    assert response.json["ollama"] == {"path": "go-template", "name": None, "distance": None}
+    assert response.json["ollama"] == {
+        "path": "go-template",
+        "name": None,
+        "distance": None,
+        "harmony": False,
+    }
 
 
 #: A thinking-capable template: Ollama infers `<think>`/`</think>` around .Thinking.

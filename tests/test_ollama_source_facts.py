@@ -84,7 +84,12 @@ def test_the_modelfiles_renderer_writes_the_prompt(client):
     source = _load(client, "RENDERER qwen3-coder", "SYSTEM You are terse.")
     answer = _render(client, source, tools=WEATHER)
     assert answer.status_code == 200, answer.get_data(as_text=True)
-    assert answer.json["ollama"] == {"path": "renderer", "name": "qwen3-coder", "distance": None}
+    assert answer.json["ollama"] == {
+        "path": "renderer",
+        "name": "qwen3-coder",
+        "distance": None,
+        "harmony": False,
+    }
     prompt = answer.json["prompt"]
     # qwen3-coder's renderer writes the tools as XML functions, which the TEMPLATE has not.
     assert "<function>\n<name>get_weather</name>" in prompt and "You are terse." in prompt

@@ -45,6 +45,7 @@ def test_a_modelfile_gives_a_go_template_with_its_stops_system_and_names(client)
         "renderer": "qwen3",
         "parser": "qwen3",
         "messages": [],
+        "family": None,
     }
     assert source["tokenizer"] is None
     # Read back by id, as a share does.
@@ -139,6 +140,9 @@ LAYERS = {
         (canonical_layers({**LAYERS, "extra": 1}), "not those of an Ollama model"),
         (canonical_layers({**LAYERS, "template": 3}), "template has the wrong type"),
         (canonical_layers({**LAYERS, "params": {"stop": "</s>"}}), "stop is not a list"),
+        (canonical_layers({**LAYERS, "family": 3}), "family has the wrong type"),
+        (canonical_layers({**LAYERS, "messages": ["hi"]}), "not a message"),
+        (canonical_layers({**LAYERS, "messages": [{"role": 1}]}), "role or content"),
     ],
 )
 def test_stored_layers_are_checked_when_read_back(data, words):
@@ -152,3 +156,8 @@ def test_stored_layers_read_back_as_they_were_stored():
         {"default": "{{ .Prompt }}"}, ("</s>",), "go",
     )  # fmt: skip
     assert size == len(canonical_layers(LAYERS))
+    # A form stored before messages and the family were kept reads them as none.
+    assert (source.ollama.messages, source.ollama.family) == ((), None)
+    later = {**LAYERS, "family": "gptoss", "messages": [{"role": "user", "content": "hi"}]}
+    source, _ = load_layers(canonical_layers(later), SourceLimits())
+    assert (source.ollama.messages, source.ollama.family) == ((("user", "hi"),), "gptoss")

@@ -8,20 +8,23 @@ from app.render.core import ModelFiles
 from app.sources.hf import PROCESSOR_TEMPLATE
 from app.sources.source import Source
 
+#: What an Ollama source (`OllamaModel`) says of its model, by the same names.
+OLLAMA_FIELDS = ("renderer", "parser", "stop", "system", "messages", "family")
+
 
 def model_files(source: Source | None) -> ModelFiles | None:
     """The Hugging Face model's named templates (every template besides the default one
     and `chat_template.json`'s, `processor`, oversized ones included) and whether a
-    `chat_template.json` holds one; a Modelfile's renderer, parser, stop strings and
-    system message; None without a source, or for a GGUF file, which says nothing more
-    than its template."""
+    `chat_template.json` holds one; a Modelfile's renderer, parser, stop strings, system
+    message, stored messages and model family; a GGUF file's architecture (its model
+    family); None without a source."""
     if source is None:
         return None
     if source.ollama is not None:
-        said = source.ollama
-        return ModelFiles(
-            renderer=said.renderer, parser=said.parser, stop=said.stop, system=said.system
-        )
+        return ModelFiles(**{name: getattr(source.ollama, name) for name in OLLAMA_FIELDS})
+    if source.kind == "gguf":
+        architecture = source.metadata.get("architecture")
+        return ModelFiles(family=architecture if isinstance(architecture, str) else None)
     if source.kind != "hf":
         return None
     names = [*source.templates, *source.oversized_templates]

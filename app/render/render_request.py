@@ -38,6 +38,11 @@ class ModelFiles:
     #: Its `PARAMETER stop` strings, in order, and its SYSTEM message (None: none).
     stop: tuple[str, ...] = ()
     system: str | None = None
+    #: Its stored messages (a Modelfile's MESSAGE commands): (role, content), in order.
+    messages: tuple[tuple[str, str], ...] = ()
+    #: The model's family: a GGUF's `general.architecture`, or a registry model's
+    #: `model_family` (None: not known). Ollama picks some behaviour by it.
+    family: str | None = None
 
 
 @dataclass(frozen=True)

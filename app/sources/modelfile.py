@@ -97,6 +97,9 @@ class OllamaModel:
     parser: str | None = None
     #: MESSAGE commands: (role, content).
     messages: tuple[tuple[str, str], ...] = ()
+    #: The model's family (a registry config's `model_family`; None: not known, as for a
+    #: Modelfile, whose FROM model says it).
+    family: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """What the API shows of it (the template is the source's, not repeated here)."""
@@ -108,6 +111,7 @@ class OllamaModel:
             "renderer": self.renderer,
             "parser": self.parser,
             "messages": [{"role": role, "content": text} for role, text in self.messages],
+            "family": self.family,
         }
 
 

@@ -14,9 +14,10 @@ Facts from ollama/ollama at commit fb30760996871fa9460115c753afd2c60d4ab0f7:
   application/vnd.docker.distribution.manifest.v2+json`; blobs are `.../blobs/{digest}`.
 - The layers a model's prompt comes from (`server/images.go`, `GetModel`):
   `application/vnd.ollama.image.template` (or the older `.prompt`), `.system`, and
-  `.params` (a JSON object of options: `stop` a list of strings); the last of each
-  counts. The config blob (`types/model/config.go`, `ConfigV2`) names the `renderer`
-  and `parser`.
+  `.params` (a JSON object of options: `stop` a list of strings), and `.messages` (the
+  stored messages, a JSON list of api.Message objects, which `ollama create` writes from
+  MESSAGE commands); the last of each counts. The config blob (`types/model/config.go`,
+  `ConfigV2`) names the `renderer`, the `parser` and the `model_family`.
 
 Every request goes through `PublicURLReader` (public addresses only, checked at every
 redirect) within one `Budget`; each layer is read only when the manifest says it is at
@@ -44,7 +45,12 @@ TEXT_LAYERS = {
     "application/vnd.ollama.image.prompt": "template",
     "application/vnd.ollama.image.system": "system",
     "application/vnd.ollama.image.params": "params",
+    "application/vnd.ollama.image.messages": "messages",
 }
+#: The layers whose text is JSON, and the type it must have.
+_JSON_LAYERS: dict[str, type] = {"params": dict, "messages": list}
+#: The config's fields read, by the name the stored layers give them.
+_CONFIG_FIELDS = {"renderer": "renderer", "parser": "parser", "family": "model_family"}
 _PART = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*")
 _HOST = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-:]*")
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
@@ -133,17 +139,19 @@ class OllamaRegistry:
         self.json_depth = json_depth
 
     def read(self, name: ModelName, budget: Budget) -> RegistryModel:
-        """The model's template, system, params, renderer and parser (a fetch thread)."""
+        """The model's template, system, params, messages, renderer, parser and family
+        (a fetch thread)."""
         body = self._get(name.manifest_url(), name, "manifest", budget, {"Accept": MANIFEST_TYPE})
         config, layers = self._layers(self._json(body, name, "manifest"), name)
         found: dict[str, Any] = {"template": None, "system": None, "params": None}
         for kind, layer in layers.items():
             text = self._blob(name, layer, kind, budget).decode("utf-8", "replace")
-            found[kind] = text if kind != "params" else self._object(text, name, kind)
-        names = {"renderer": None, "parser": None}
+            found[kind] = self._object(text, name, kind) if kind in _JSON_LAYERS else text
+        names: dict[str, str | None] = dict.fromkeys(_CONFIG_FIELDS)
         if config is not None:
             settings = self._object(self._blob(name, config, "config", budget), name, "config")
-            names = {key: _optional_string(settings, key, name) for key in names}
+            names = {key: _optional_string(settings, field, name)
+                     for key, field in _CONFIG_FIELDS.items()}  # fmt: skip
         digest = "sha256:" + hashlib.sha256(body).hexdigest()
         return RegistryModel({"name": str(name), **found, **names}, digest)
 
@@ -190,10 +198,12 @@ class OllamaRegistry:
         except JSONRefused as error:
             raise _bad(name, f"its {what} is not JSON: {error.message}") from None
 
-    def _object(self, data: str | bytes, name: ModelName, what: str) -> dict[str, Any]:
+    def _object(self, data: str | bytes, name: ModelName, what: str) -> Any:
+        """A JSON layer's value: an object (a list for the messages layer)."""
         value = self._json(data if isinstance(data, bytes) else data.encode(), name, what)
-        if type(value) is not dict:
-            raise _bad(name, f"its {what} layer does not hold a JSON object")
+        if type(value) is not _JSON_LAYERS.get(what, dict):
+            held = "list" if what == "messages" else "object"
+            raise _bad(name, f"its {what} layer does not hold a JSON {held}")
         return value
 
 
@@ -228,7 +238,7 @@ def too_large_layer(name: ModelName, what: str, size: int | None, cap: int) -> R
     return RemoteError(
         "TooLarge",
         f"{name}'s {what} holds {held}; at most {cap:,} bytes of a manifest or of a"
-        " template, system, params or config layer are read (PLAYGROUND_MODELFILE_KB).",
+        " template, system, params, messages or config layer are read (PLAYGROUND_MODELFILE_KB).",
         413,
         {"limit": "modelfile_kb", "max_bytes": cap},
     )

@@ -28,6 +28,11 @@ LAYER_FIELDS: dict[str, type | tuple[type, ...]] = {
     "renderer": (str, type(None)),
     "parser": (str, type(None)),
 }
+#: Fields added since the first stored form: a form without them is read as None.
+LATER_FIELDS: dict[str, type | tuple[type, ...]] = {
+    "messages": (list, type(None)),
+    "family": (str, type(None)),
+}
 
 
 def canonical_layers(layers: dict[str, Any]) -> bytes:
@@ -52,9 +57,10 @@ def load_layers(data: bytes, limits: SourceLimits) -> tuple[Source, int]:
         layers = json.loads(data)
     except ValueError:
         raise ModelfileError("the stored layers are not JSON") from None
-    if type(layers) is not dict or set(layers) != set(LAYER_FIELDS):
+    if type(layers) is not dict or not set(LAYER_FIELDS) <= set(layers) <= _ALL_FIELDS:
         raise ModelfileError("the stored layers are not those of an Ollama model")
-    for name, kind in LAYER_FIELDS.items():
+    layers = {**dict.fromkeys(LATER_FIELDS), **layers}
+    for name, kind in {**LAYER_FIELDS, **LATER_FIELDS}.items():
         if not isinstance(layers[name], kind):
             raise ModelfileError(f"the stored layers' {name} has the wrong type")
     source = source_from_ollama(content_id(data), OLLAMA, model_of_layers(layers), limits)
@@ -63,9 +69,13 @@ def load_layers(data: bytes, limits: SourceLimits) -> tuple[Source, int]:
     return source, len(data)
 
 
+_ALL_FIELDS = set(LAYER_FIELDS) | set(LATER_FIELDS)
+
+
 def model_of_layers(layers: dict[str, Any]) -> OllamaModel:
     """What a registry model's layers say: its params layer's `stop` list and the other
-    parameters (each value as JSON text, in a list), the config's renderer and parser."""
+    parameters (each value as JSON text, in a list), its stored messages, the config's
+    renderer, parser and model family."""
     params = dict(layers["params"] or {})
     stop = params.pop("stop", [])
     if type(stop) is not list or not all(type(item) is str for item in stop):
@@ -82,7 +92,23 @@ def model_of_layers(layers: dict[str, Any]) -> OllamaModel:
         parameters=parameters,
         renderer=layers["renderer"],
         parser=layers["parser"],
+        messages=_messages(layers.get("messages")),
+        family=layers.get("family"),
     )
+
+
+def _messages(stored: list[Any] | None) -> tuple[tuple[str, str], ...]:
+    """The messages layer's api.Message objects as (role, content): a role and content
+    that are not strings are refused; other fields (images, tool calls) are not kept."""
+    messages = []
+    for item in stored or []:
+        if type(item) is not dict:
+            raise ModelfileError("the messages layer holds something that is not a message")
+        role, content = item.get("role", ""), item.get("content", "")
+        if type(role) is not str or type(content) is not str:
+            raise ModelfileError("a stored message's role or content is not a string")
+        messages.append((role, content))
+    return tuple(messages)
 
 
 def _text(value: Any) -> str:

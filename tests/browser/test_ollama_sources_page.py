@@ -27,6 +27,8 @@ TEMPLATE """{{ range .Messages }}<|im_start|>{{ .Role }}
 {{ end }}<|im_start|>assistant
 """
 SYSTEM You are terse.
+MESSAGE user Is Paris in France?
+MESSAGE assistant Yes.
 PARAMETER stop <|im_end|>
 PARSER qwen3
 '''
@@ -56,15 +58,19 @@ def test_a_pasted_modelfile_renders_its_go_template_with_ollama(page: Page) -> N
     page.fill("#modelfile-text", MODELFILE)
     page.click("#modelfile-load")
     expect(page.locator("#template_kind")).to_have_value("go")
-    # The Modelfile's SYSTEM opens the chat, as /api/chat puts it.
+    # The Modelfile's SYSTEM opens the chat, then its messages, as /api/chat puts them.
     expected = (
         "<|im_start|>system\nYou are terse.<|im_end|>\n"
+        "<|im_start|>user\nIs Paris in France?<|im_end|>\n"
+        "<|im_start|>assistant\nYes.<|im_end|>\n"
         "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"
     )
     expect(page.locator("#prompt-raw")).to_have_value(expected)
     expect(page.locator("#ollama-parser")).to_have_text("qwen3")
     expect(page.locator("#ollama-stops")).to_have_text("<|im_end|>")
     expect(page.locator("#ollama-system")).to_have_text("You are terse.")
+    expect(page.locator("#ollama-messages")).to_contain_text("2 MESSAGE commands (user, assistant)")
+    expect(page.locator("#rewrites")).to_contain_text("The Modelfile's 2 MESSAGE commands")
 
 
 def test_llama_3_1_walkthrough_says_what_ollama_picks_and_writes_the_fix(

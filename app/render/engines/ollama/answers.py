@@ -16,18 +16,30 @@ from app.problems import TemplateProblem
 from app.render.answer import AnswerReader, ParsedAnswer, ReadContext, ToolCall
 from app.render.engines.ollama import choice
 from app.render.engines.ollama.chat_checks import THINK_LEVELS, chat_think
-from app.render.engines.ollama.engine_facts import renderer, with_system
+from app.render.engines.ollama.engine_facts import family, renderer, with_model
+from app.render.engines.ollama.family import HARMONY
 from app.render.engines.ollama.gotemplate.runner import thinking_tags, tool_call_tag
 from app.render.engines.ollama.messages import think_value
 from app.render.engines.ollama.named_parser import cut_at_stop, parser_name, read_named, unknown
 from app.render.engines.ollama.thinking import ThinkingParser
 from app.render.engines.ollama.tools import read_tool_calls
+from app.render.render_request import RenderRequest
 
 PARSER = "ollama-tools"
 ONE_CHUNK = (
     "Read as one chunk: Ollama parses the stream token by token, and a token that carries "
     "text before a tool call sends that text and drops the call."
 )
+
+
+HARMONY_WHY = "Ollama uses Harmony for this gpt-oss model"
+
+
+def _taken(request: RenderRequest) -> choice.OllamaPath:
+    """The way Ollama renders the request's model (its family known or not)."""
+    return choice.decide(
+        request.template, request.template_kind, renderer(request), family=family(request)
+    )
 
 
 class OllamaReader(AnswerReader):
@@ -39,7 +51,9 @@ class OllamaReader(AnswerReader):
         request = context.request
         if (name := parser_name(request)) is not None:
             return unknown(name)
-        taken = choice.decide(request.template, request.template_kind, renderer=renderer(request))
+        taken = _taken(request)
+        if taken.harmony:
+            return None
         if taken.path == "llama-server":
             return (
                 "On this path llama-server parses the answer and Ollama passes its message on: "
@@ -53,12 +67,16 @@ class OllamaReader(AnswerReader):
         """The message /api/chat returns for `completion`: its thinking split off at the
         template's tags when thinking is on, then its tool calls read; or what the
         Modelfile's PARSER reads. Either reads the answer cut at the first stop string."""
-        request = with_system(context.request)
+        request, _ = with_model(context.request)
         completion, stopped = cut_at_stop(request, completion)
         if (name := parser_name(request)) is not None:
             parsed = read_named(name, request, completion)
             return replace(parsed, notes=(*stopped, *parsed.notes))
-        template = choice.decide(request.template, request.template_kind).go_template
+        taken = _taken(request)
+        if taken.harmony:
+            parsed = read_named(HARMONY, request, completion, HARMONY_WHY)
+            return replace(parsed, notes=(*stopped, *parsed.notes))
+        template = taken.go_template
         assert template is not None
         try:
             think = chat_think(template, request.tools, think_value(request.kwargs), context.limits)

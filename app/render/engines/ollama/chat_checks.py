@@ -15,14 +15,19 @@ MODEL = "model"
 
 
 def chat_think(
-    template: str, tools: list | None, think: bool | str | None, limits: RenderLimits
+    template: str,
+    tools: list | None,
+    think: bool | str | None,
+    limits: RenderLimits,
+    family_thinks: bool = False,
 ) -> bool | str | None:
     """/api/chat's capability checks for a Go template: tools need a template that
-    mentions .Tools; a thinking-capable template (`thinking_tags`) turns thinking on when
-    the request does not say, and any other refuses thinking asked for."""
+    mentions .Tools; a thinking-capable model (its template's `thinking_tags`, or a family
+    Ollama counts as thinking: `family_thinks`) turns thinking on when the request does
+    not say, and any other refuses thinking asked for."""
     if tools and "tools" not in template_vars(template, limits):
         raise TemplateProblem("InvalidRequest", f'"{MODEL}" does not support tools')
-    if thinking_tags(template, limits) is not None:
+    if family_thinks or thinking_tags(template, limits) is not None:
         return True if think is None else think
     if think is True or think in THINK_LEVELS:
         raise TemplateProblem("InvalidRequest", f'"{MODEL}" does not support thinking')

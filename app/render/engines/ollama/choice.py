@@ -10,7 +10,8 @@ Facts read in ollama/ollama at fb30760996871fa9460115c753afd2c60d4ab0f7 (2026-08
   has more capabilities (`capabilities.prefers_chat_template`); `OLLAMA_GO_TEMPLATE` set
   overrides that comparison (1: the TEMPLATE, 0: the chat template).
 - A model whose family is gpt-oss and whose TEMPLATE has "<|start|>" and "<|end|>" uses
-  Harmony: the same TEMPLATE writes the prompt, Ollama's Harmony parser reads the answer.
+  Harmony (`family.py`): the same TEMPLATE writes the prompt, even where the chat
+  template has more capabilities, and Ollama's Harmony parser reads the answer.
 - Without a TEMPLATE the conversation goes to llama-server, which renders the GGUF's own
   chat template (since ollama#16031, 2026-05-29).
 - A model starts with the TEMPLATE `{{ .Prompt }}`; an empty TEMPLATE leaves it.
@@ -30,6 +31,7 @@ from app.render.engines.ollama.capabilities import (
     listed,
     prefers_chat_template,
 )
+from app.render.engines.ollama.family import harmony_reasons, uses_harmony
 from app.render.engines.ollama.template.named import (
     Match,
     TemplatesFolderError,
@@ -66,21 +68,27 @@ class OllamaPath:
     distance: int | None  # template.Named's Levenshtein distance, or None
     go_template: str | None  # the Go template the path renders with (go-template path)
     reasons: tuple[str, ...]  # sentences: why Ollama takes this path
+    harmony: bool = False  # whether Ollama uses Harmony (`family.uses_harmony`)
 
 
 def decide(
-    template: str, template_kind: str, renderer: str | None = None, force_go_template: bool = False
+    template: str,
+    template_kind: str,
+    renderer: str | None = None,
+    force_go_template: bool = False,
+    family: str | None = None,
 ) -> OllamaPath:
     """The path Ollama takes for a model made from `template` (a GGUF's Jinja chat
-    template, or a Modelfile's Go TEMPLATE), with `renderer` its Modelfile's RENDERER and
-    `force_go_template` standing for `OLLAMA_GO_TEMPLATE=1`."""
+    template, or a Modelfile's Go TEMPLATE), with `renderer` its Modelfile's RENDERER,
+    `force_go_template` standing for `OLLAMA_GO_TEMPLATE=1` and `family` the model's
+    family (None: not known)."""
     if template_kind not in KINDS:
         raise ValueError(f"template_kind must be one of {', '.join(KINDS)}, not {template_kind!r}")
     if renderer:
         return OllamaPath(RENDERER, renderer, None, None, (_renderer_reason(renderer),))
     if template_kind == "go":
-        return _from_go_template(template, force_go_template)
-    return _from_chat_template(template, force_go_template)
+        return _from_go_template(template, force_go_template, family)
+    return _from_chat_template(template, force_go_template, family)
 
 
 def _renderer_reason(renderer: str) -> str:
@@ -90,7 +98,7 @@ def _renderer_reason(renderer: str) -> str:
     )
 
 
-def _from_go_template(template: str, forced: bool) -> OllamaPath:
+def _from_go_template(template: str, forced: bool, family: str | None) -> OllamaPath:
     """A Modelfile's TEMPLATE: Ollama renders it (no GGUF chat template to weigh here)."""
     if template == "":
         return OllamaPath(GO_TEMPLATE, None, None, DEFAULT_TEMPLATE, (_EMPTY_TEMPLATE,))
@@ -98,35 +106,26 @@ def _from_go_template(template: str, forced: bool) -> OllamaPath:
         "This is a Go TEMPLATE: Ollama renders it itself with Go's text/template and its own "
         "data (.Messages, .Tools, .System ...)."
     ]
+    harmony = uses_harmony(family, template)
     if forced:
         reasons.append("OLLAMA_GO_TEMPLATE=1 keeps it whatever the GGUF's chat template offers.")
-    else:
+    elif not harmony:
         reasons.append(
             "Were the model's GGUF to carry a chat template with more capabilities (tools, "
             "thinking, a tool round trip), Ollama would send the conversation to llama-server "
             "with that template instead, unless OLLAMA_GO_TEMPLATE is set."
         )
-    reasons += _harmony(template)
-    return OllamaPath(GO_TEMPLATE, None, None, template, tuple(reasons))
+    reasons += harmony_reasons(family, template)
+    return OllamaPath(GO_TEMPLATE, None, None, template, tuple(reasons), harmony)
 
 
-def _harmony(go_template: str) -> list[str]:
-    """The Harmony sentence when the TEMPLATE has gpt-oss's tags."""
-    if "<|start|>" in go_template and "<|end|>" in go_template:
-        return [
-            "It has Harmony's <|start|> and <|end|>: for a gpt-oss model Ollama still writes "
-            "the prompt with this TEMPLATE and reads the answer with its Harmony parser."
-        ]
-    return []
-
-
-def _from_chat_template(jinja: str, forced: bool) -> OllamaPath:
+def _from_chat_template(jinja: str, forced: bool, family: str | None) -> OllamaPath:
     """A GGUF's chat template: what `ollama create` adopts, then which one Ollama uses."""
     if jinja == "":
         return OllamaPath(LLAMA_SERVER, None, None, None, (_NO_CHAT_TEMPLATE,))
     match, why_not = adoption(jinja)
     if match is not None:
-        return _adopted(jinja, match, forced)
+        return _adopted(jinja, match, forced, family)
     return OllamaPath(LLAMA_SERVER, None, None, None, (why_not, _llama_server_reason()))
 
 
@@ -157,8 +156,9 @@ def _llama_server_reason() -> str:
     )
 
 
-def _adopted(jinja: str, match: Match, forced: bool) -> OllamaPath:
-    """An adopted index entry: its TEMPLATE, unless the chat template can do more."""
+def _adopted(jinja: str, match: Match, forced: bool, family: str | None) -> OllamaPath:
+    """An adopted index entry: its TEMPLATE, unless the chat template can do more (and
+    the model does not use Harmony)."""
     entry, distance = match.entry, match.distance
     chat, go = chat_template_capabilities(jinja), go_template_capabilities(entry.go_template)
     reasons = [
@@ -166,8 +166,11 @@ def _adopted(jinja: str, match: Match, forced: bool) -> OllamaPath:
         f"Levenshtein distance {distance} from this chat template (under 100)."
     ]
     compared = f"This chat template supports {listed(chat)}; {entry.name} supports {listed(go)}."
+    harmony = uses_harmony(family, entry.go_template)
     if forced:
         reasons += [compared, "OLLAMA_GO_TEMPLATE=1 makes Ollama render the TEMPLATE anyway."]
+    elif harmony:
+        reasons.append(compared)
     elif prefers_chat_template(jinja, entry.go_template):
         reasons += [
             compared + " The chat template can do more, so Ollama prefers it and sends the "
@@ -176,5 +179,5 @@ def _adopted(jinja: str, match: Match, forced: bool) -> OllamaPath:
         return OllamaPath(LLAMA_SERVER, entry.name, distance, None, tuple(reasons))
     else:
         reasons += [compared + " The chat template can do no more, so Ollama renders the TEMPLATE."]
-    reasons += _harmony(entry.go_template)
-    return OllamaPath(GO_TEMPLATE, entry.name, distance, entry.go_template, tuple(reasons))
+    reasons += harmony_reasons(family, entry.go_template)
+    return OllamaPath(GO_TEMPLATE, entry.name, distance, entry.go_template, tuple(reasons), harmony)

@@ -23,6 +23,7 @@ from app.render.engines.ollama.capabilities import (
     go_template_capabilities,
 )
 from app.render.engines.ollama.choice import GO_TEMPLATE, LLAMA_SERVER, adoption, decide
+from app.render.engines.ollama.hub.commands import hub_facts, hub_lines, hub_notes
 
 MODELFILE = "Modelfile"
 #: The model name the lines create.
@@ -48,11 +49,13 @@ def facts(template: str, special_tokens: dict[str, str], render: Render) -> dict
         "ollama_template": entry.go_template if entry else None,
         "ollama_stop": list(entry.stop) if entry else [],
         "ollama_drops_tools": _drops_tools(template, path.path, entry),
+        **hub_facts(template, special_tokens),
     }
 
 
 def command_lines(context: CommandContext) -> list[CommandLine]:
-    """The Modelfile with `ollama create`, and the server setting that pins the choice."""
+    """The Modelfile with `ollama create`, the server setting that pins the choice, and
+    the lines for the GGUF pulled from the Hugging Face Hub (`hub/commands.py`)."""
     facts_ = context.facts
     lines = [CommandLine("ollama", "modelfile", join(["ollama", "create", MODEL_NAME, "-f",
                                                      MODELFILE]),
@@ -60,7 +63,7 @@ def command_lines(context: CommandContext) -> list[CommandLine]:
     setting = _go_template_setting(facts_)
     if setting is not None:
         lines.append(CommandLine("ollama", "env", f"OLLAMA_GO_TEMPLATE={setting} ollama serve"))
-    return lines
+    return lines + hub_lines(facts_)
 
 
 def _modelfile(gguf: str, facts_: dict[str, Any]) -> str:
@@ -109,7 +112,7 @@ def command_notes(facts_: dict[str, Any]) -> dict[str, str]:
         )
     if facts_.get("ollama_drops_tools"):
         notes["ollama_tools"] = facts_["ollama_drops_tools"]["message"]
-    return notes
+    return notes | hub_notes(facts_)
 
 
 def findings(template: str) -> list[dict[str, Any]]:

@@ -8,8 +8,9 @@ Go for the model's family (`renderers/`). A request whose `template_kind` is "go
 Modelfile's TEMPLATE and takes the first way; a Jinja template is what `ollama create`
 reads from a GGUF, and the choice says which way a model made from it renders.
 `kwargs.enable_thinking` (or `reasoning_effort`, a level) is Ollama's `think`. A loaded
-Modelfile's facts come in `request.model`: its RENDERER picks the renderer path, and its
-SYSTEM opens a chat that does not start with a system message (`server/routes.go`).
+Modelfile's facts come in `request.model`: its RENDERER picks the renderer path, its
+MESSAGE commands come before the chat, and its SYSTEM opens a chat that does not start
+with a system message (`engine_facts`, `server/routes.go`).
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ from app.render.engines.ollama import choice
 from app.render.engines.ollama import commands as ollama_commands
 from app.render.engines.ollama.answers import OllamaReader
 from app.render.engines.ollama.chat_checks import THINK_LEVELS, chat_think
-from app.render.engines.ollama.engine_facts import renderer, with_system
+from app.render.engines.ollama.engine_facts import family, renderer, with_model
+from app.render.engines.ollama.family import harmony_think, is_gpt_oss, uses_harmony
 from app.render.engines.ollama.gotemplate.runner import render_go, today
 from app.render.engines.ollama.hub.shown import hub_shown
 from app.render.engines.ollama.messages import api_messages, think_value
@@ -55,10 +57,17 @@ class OllamaEngine(Engine):
     def render(self, request: RenderRequest, limits: RenderLimits) -> Rendered:
         """Render the way Ollama would; raises `TemplateProblem`. A Jinja template also
         gets the way `ollama run hf.co/...` takes (`hub/`) in its details and reasons."""
-        request = with_system(request)
-        taken = choice.decide(request.template, request.template_kind, renderer=renderer(request))
+        request, from_model = with_model(request)
+        taken = choice.decide(
+            request.template, request.template_kind, renderer(request), family=family(request)
+        )
         rendered = _rendered(taken, request, limits)
-        shown: dict[str, Any] = {"path": taken.path, "name": taken.name, "distance": taken.distance}
+        shown: dict[str, Any] = {
+            "path": taken.path,
+            "name": taken.name,
+            "distance": taken.distance,
+            "harmony": taken.harmony,
+        }
         said: list[str] = []
         if request.template_kind == "jinja" and taken.path != choice.RENDERER and request.template:
 
@@ -73,7 +82,7 @@ class OllamaEngine(Engine):
         return Rendered(
             rendered.prompt,
             rendered.generation_spans,
-            [*rendered.rewrites, *said],
+            [*from_model, *rendered.rewrites, *said],
             {"ollama": shown},
         )
 
@@ -89,9 +98,13 @@ def _rendered(taken: choice.OllamaPath, request: RenderRequest, limits: RenderLi
         prompt = _renderer(taken.name)(data["messages"], data["tools"], data["think"])
         return Rendered(prompt, [], reasons)
     assert taken.go_template is not None
-    data["think"] = chat_think(taken.go_template, request.tools, data["think"], limits)
+    thinks = is_gpt_oss(family(request))
+    data["think"] = chat_think(taken.go_template, request.tools, data["think"], limits, thinks)
     if data["think"] is not None and think_value(request.kwargs) is None:
-        reasons.append("Ollama turns thinking on: the template is thinking-capable.")
+        why = "a gpt-oss model is" if thinks else "the template is"
+        reasons.append(f"Ollama turns thinking on: {why} thinking-capable.")
+    if uses_harmony(family(request), taken.go_template):
+        data["think"] = harmony_think(data["think"])
     return Rendered(render_go(taken.go_template, data, limits), [], reasons)
 
 

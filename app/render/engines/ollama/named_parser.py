@@ -46,8 +46,11 @@ def cut_at_stop(request: RenderRequest, completion: str) -> tuple[str, tuple[str
     return completion[:at], (note,)
 
 
-def read_named(name: str, request: RenderRequest, completion: str) -> ParsedAnswer:
-    """The message Ollama's parser `name` makes of `completion` for this request."""
+def read_named(
+    name: str, request: RenderRequest, completion: str, why: str = "the Modelfile's PARSER"
+) -> ParsedAnswer:
+    """The message Ollama's parser `name` makes of `completion` for this request (`why`
+    says why Ollama reads with it)."""
     message = PARSERS[name](completion, request.tools, think_value(request.kwargs))
     return ParsedAnswer(
         name,
@@ -57,5 +60,5 @@ def read_named(name: str, request: RenderRequest, completion: str) -> ParsedAnsw
             ToolCall(call, json.dumps(arguments, ensure_ascii=False, separators=(",", ":")))
             for call, arguments in message.tool_calls
         ),
-        notes=(f"Read by Ollama's {name} parser, the Modelfile's PARSER.", ONE_READ),
+        notes=(f"Read by Ollama's {name} parser: {why}.", ONE_READ),
     )

@@ -7,7 +7,9 @@ fb30760996871fa9460115c753afd2c60d4ab0f7, `server/images.go`, `server/routes.go`
 weighs that TEMPLATE against the GGUF's chat template as for any model
 (`capabilities.prefers_chat_template`): the chat template wins when it can do more, and
 the conversation goes to llama-server; otherwise Ollama renders the TEMPLATE. Without a
-TEMPLATE from the Hub, llama-server renders the GGUF's chat template (ollama#16031).
+TEMPLATE from the Hub, llama-server renders the GGUF's chat template (ollama#16031). A
+gpt-oss GGUF whose Hub TEMPLATE has Harmony's tags uses Harmony (`family.py`): its
+TEMPLATE renders whatever the chat template offers.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from app.render.engines.ollama.capabilities import (
     prefers_chat_template,
 )
 from app.render.engines.ollama.choice import GO_TEMPLATE, LLAMA_SERVER
+from app.render.engines.ollama.family import harmony_reasons, uses_harmony
 from app.render.engines.ollama.hub.mapper import CONVERTED, CUSTOM, PACKAGE, HubMapping
 
 #: How the sentences name the route.
@@ -38,9 +41,10 @@ class HubRoute:
     reasons: tuple[str, ...]
 
 
-def hub_route(jinja: str, mapping: HubMapping | None) -> HubRoute:
+def hub_route(jinja: str, mapping: HubMapping | None, family: str | None = None) -> HubRoute:
     """The way Ollama renders a model pulled from the Hub whose GGUF has `jinja`, given
-    the Hub's `mapping` of it (None: the Hub serves no TEMPLATE)."""
+    the Hub's `mapping` of it (None: the Hub serves no TEMPLATE) and the GGUF's
+    architecture, its `family` (None: not known)."""
     if mapping is None:
         said = (
             f"{RUN}: the Hub ({PACKAGE} {VERSION}) maps this chat template to no Ollama "
@@ -56,6 +60,10 @@ def hub_route(jinja: str, mapping: HubMapping | None) -> HubRoute:
     compared = (
         f"This chat template supports {listed(chat)}; the Hub's TEMPLATE supports {listed(go)}."
     )
+    if uses_harmony(family, mapping.go_template):
+        return HubRoute(
+            mapping, GO_TEMPLATE, (served, compared, *harmony_reasons(family, mapping.go_template))
+        )
     if prefers_chat_template(jinja, mapping.go_template):
         then = (
             f"{compared} The chat template can do more, so Ollama sends the conversation to "

@@ -10,6 +10,7 @@ from typing import Any
 
 from app.problems import TemplateProblem
 from app.render.engines.ollama.choice import GO_TEMPLATE
+from app.render.engines.ollama.engine_facts import family
 from app.render.engines.ollama.hub.mapper import hub_mapping
 from app.render.engines.ollama.hub.route import RUN, hub_route
 from app.render.engines.transformersjs.node import NodeUnavailable
@@ -40,7 +41,7 @@ def hub_shown(
         return {"error": problem.message}, [
             f"{RUN}: the Hub refuses this chat template: {problem.message}"
         ]
-    route = hub_route(request.template, mapping)
+    route = hub_route(request.template, mapping, family(request))
     shown: dict[str, Any] = {
         "model": mapping.model if mapping else None,
         "template": mapping.go_template if mapping else None,
