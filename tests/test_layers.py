@@ -237,6 +237,8 @@ NOT_ABOUT_AN_ENGINE = {
             "app/templates/_ollama_sources.html",
             "app/templates/_source.html",
             "app/templates/_template_panel.html",
+            "app/templates/_terms.html",
+            "static/playground.css",
             "app/templates/page.html",
             "app/sources/modelfile.py",
             "app/sources/ollama_registry.py",

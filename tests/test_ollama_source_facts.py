@@ -104,7 +104,12 @@ def test_an_unmodelled_renderer_is_said(client):
 def test_the_lfm2_and_cohere_renderers_write_the_prompt(client):
     lfm2 = _render(client, _load(client, "RENDERER lfm2", "SYSTEM Be brief."), tools=WEATHER)
     assert lfm2.status_code == 200, lfm2.get_data(as_text=True)
-    assert lfm2.json["ollama"] == {"path": "renderer", "name": "lfm2", "distance": None}
+    assert lfm2.json["ollama"] == {
+        "path": "renderer",
+        "name": "lfm2",
+        "distance": None,
+        "harmony": False,
+    }
     # LFM2's system block: the SYSTEM, then the tools' functions as HF's tojson spaces them.
     assert lfm2.json["prompt"].startswith(
         '<|startoftext|><|im_start|>system\nBe brief.\nList of tools: <|tool_list_start|>[{"name": '
