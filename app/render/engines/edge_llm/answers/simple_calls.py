@@ -33,6 +33,10 @@ _ARGUMENT = rf"[ \t]*{_NAME}[ \t]*=[ \t]*(?:{_VALUE})[ \t]*"
 #: A whole line `name(key=value, ...)`, a trailing comma allowed inside and after: its
 #: last ")" is the one the arguments end at, as Edge-LLM's expression takes it.
 _LINE = re.compile(rf"[ \t]*({_NAME})\(((?:{_ARGUMENT},)*{_ARGUMENT},?[ \t]*)\)[ \t]*,?[ \t]*")
+#: A line of one keyword argument, the commonest, its name, key and value taken at once.
+_ONE = re.compile(
+    rf"[ \t]*({_NAME})\([ \t]*({_NAME})[ \t]*=[ \t]*({_VALUE})[ \t]*,?[ \t]*\)[ \t]*,?[ \t]*"
+)
 #: One keyword argument of a line `_LINE` took.
 _KEYWORD = re.compile(rf"[ \t]*({_NAME})[ \t]*=[ \t]*({_VALUE})")
 #: How `json.dumps` writes True, False and None.
@@ -43,18 +47,28 @@ def simple_call(line: str) -> tuple[str, str] | None:
     """(name, arguments as JSON text) of a plain call line, exactly as the full reading
     gives them (`python_call`, `python_arguments`, `arguments_json`): a later repeat of a
     key wins, in the first one's place. None for any other line."""
+    one = _ONE.fullmatch(line)
+    if one is not None:
+        name, key, value = one.groups()
+        if iskeyword(key):
+            return None  # Python's parser refuses it
+        return name, f'{{"{key}": {_json(value)}}}'
     found = _LINE.fullmatch(line)
     if found is None:
         return None
     arguments: dict[str, str] = {}
     for key, value in _KEYWORD.findall(found.group(2)):
         if iskeyword(key):
-            return None  # Python's parser refuses it
-        # As `json.dumps(..., ensure_ascii=False)` writes the value: of a plain string's
-        # characters only `"` needs escaping.
-        if value[0] == "'":
-            value = '"' + value[1:-1].replace('"', '\\"') + '"'
-        elif value[0] != '"':
-            value = _CONSTANTS.get(value) or str(int(value))
-        arguments[key] = value
+            return None
+        arguments[key] = _json(value)
     return found.group(1), "{" + ", ".join([f'"{k}": {v}' for k, v in arguments.items()]) + "}"
+
+
+def _json(literal: str) -> str:
+    """A literal `_VALUE` took, as `json.dumps(..., ensure_ascii=False)` writes its value:
+    of a plain string's characters only `"` needs escaping."""
+    if literal[0] == '"':
+        return literal
+    if literal[0] == "'":
+        return '"' + literal[1:-1].replace('"', '\\"') + '"'
+    return _CONSTANTS.get(literal) or str(int(literal))

@@ -56,6 +56,7 @@ def read_reasoning(
     content: list[str] = []
     into = reasoning if state is State.REASONING else content
     steps, in_skipped_call, at = grammar.steps[state], False, 0
+    in_content = grammar.steps[State.CONTENT]  # looked up once: an Enum hashes slowly
     splitter, names = splitter_for(grammar, text, dropped)
     for match in splitter.finditer(text):
         start, value = match.start(), match.group()
@@ -73,7 +74,7 @@ def read_reasoning(
             # Tool markup stays text, but a call that starts in the reasoning ends it.
             in_skipped_call = step.opens or (in_skipped_call and not step.exits)
             if step.ends_reasoning:
-                steps, into = grammar.steps[State.CONTENT], content
+                steps, into = in_content, content
         else:
             state = step.move.to
             steps, into = grammar.steps[state], reasoning if state is State.REASONING else content
