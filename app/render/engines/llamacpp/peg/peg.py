@@ -15,7 +15,6 @@ llama.cpp would recurse until its stack ran out: `DepthError` says so.
 
 from __future__ import annotations
 
-import gc
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -163,20 +162,13 @@ class Arena:
         if self.root == INVALID_ID:
             raise ValueError("No root parser set")
         # Python counts frames where llama.cpp uses its stack: make room for MAX_DEPTH
-        # parsers (two frames each) and give the old limit back afterwards. The cyclic
-        # garbage collector waits till the end: a deep parse holds thousands of results
-        # at once, which would have it walk every object of the process again and again
-        # (a quarter of the time of 2 000 nested arrays), and a parse makes no cycle.
+        # parsers (two frames each) and give the old limit back afterwards.
         limit = sys.getrecursionlimit()
         sys.setrecursionlimit(max(limit, 2 * MAX_DEPTH + 500))
-        collecting = gc.isenabled()
-        gc.disable()
         try:
             return self.parse_at(self.root, ctx, start)
         finally:
             sys.setrecursionlimit(limit)
-            if collecting:
-                gc.enable()
 
     def parse_at(self, parser_id: int, ctx: Context, start: int) -> Result:
         """Run parser `parser_id` on `ctx.input` from `start`."""
