@@ -40,7 +40,7 @@ from app.render.command_line import (
     join,
 )
 from app.render.engines.edge_llm.answers.reasoning import REASONING_CHOICES, TOOL_CHOICES
-from app.render.engines.edge_llm.loading import loaded
+from app.render.engines.edge_llm.loading import check_loads
 from app.render.limits import RenderLimits
 
 #: The engine's id: the key of its model refusal and parser choices in a context.
@@ -120,7 +120,7 @@ def lines_for(
 def facts(template: str, special_tokens: dict[str, str], render: Render) -> dict[str, Any]:
     """Whether Edge-LLM loads the template, and why not."""
     try:
-        loaded(template, RenderLimits())
+        check_loads(template, RenderLimits())
     except TemplateProblem as problem:
         return {"edge_llm_load_error": {"message": problem.message, "line": problem.line}}
     return {"edge_llm_load_error": None}

@@ -31,7 +31,7 @@ from app.render.engines.edge_llm.inja.render import (
     RenderError,
     render,
 )
-from app.render.engines.edge_llm.loading import loaded
+from app.render.engines.edge_llm.loading import check_loads, loaded
 from app.render.limits import RenderLimits
 
 #: What Edge-LLM's loader says of a model folder with `additional_chat_templates/`
@@ -54,7 +54,7 @@ class EdgeLlmReader(AnswerReader):
         first (it is still how the parser reads the text)."""
         parsed = answers.read_answer(completion, context)
         try:
-            loaded(context.request.template, context.limits)
+            check_loads(context.request.template, context.limits)
         except TemplateProblem as problem:
             said = (
                 f"{problem.message.rstrip('.')}, so its server would not start with this "

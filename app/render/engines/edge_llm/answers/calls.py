@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.render.engines.edge_llm.answers.markup import strip_fence, strip_tags
+from app.render.engines.edge_llm.answers.simple_calls import simple_call
 from app.render.engines.edge_llm.answers.tags import named_tags, quoted_tags
 
 #: What Edge-LLM wraps arguments in when they are a string that is not JSON.
@@ -201,16 +202,22 @@ def _call_of(data: dict, tools: Tools, reading: BlockReading) -> Call | None:
 
 
 def _python_calls(text: str, tools: Tools, reading: BlockReading) -> list[Call]:
-    """Lines `name(args)` (a trailing comma allowed), read as Python calls."""
+    """Lines `name(args)` (a trailing comma allowed), read as Python calls: a plain line
+    by `simple_call`, to what the full reading gives."""
     calls = []
     for line in text.strip().splitlines():
-        if (found := python_call(line)) is None:
+        if (simple := simple_call(line)) is not None:
+            name, arguments = simple
+        elif (found := python_call(line)) is not None:
+            name, arguments = found[0], None
+        else:
             continue
-        name, args = found
         if not tools.allowed(name):
             reading.refused.append(name)
             continue
-        calls.append(Call(name, arguments_json(python_arguments(args))))
+        if arguments is None:
+            arguments = arguments_json(python_arguments(found[1]))
+        calls.append(Call(name, arguments))
     return calls
 
 

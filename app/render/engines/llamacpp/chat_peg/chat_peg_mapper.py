@@ -11,6 +11,7 @@ reasoning dropped. Formats peg-gemma4 and peg-minimax-m3 have mappers of their o
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from app.render.engines.llamacpp.apply.chat_msg import (
@@ -41,21 +42,18 @@ class ChatParseError(Exception):
         self.furthest = furthest
 
 
-def _brace_depth(text: str) -> int:
-    """Unclosed '{' in JSON-ish text, braces inside strings not counted."""
-    depth, in_string, escaped = 0, False, False
-    for char in text:
-        if escaped:
-            escaped = False
-        elif char == "\\" and in_string:
-            escaped = True
-        elif char == '"':
-            in_string = not in_string
-        elif not in_string and char == "{":
-            depth += 1
-        elif not in_string and char == "}":
-            depth -= 1
-    return depth
+#: A JSON-ish string: from its quote to its closing quote, or to the end of the text (a
+#: backslash takes the character after it, if any). Written as one loop without choices
+#: between overlapping branches, so it matches in one pass.
+_STRING = re.compile(r'"[^"\\]*(?:\\[\s\S][^"\\]*)*(?:"|\\?\Z)')
+
+
+def brace_depth(text: str) -> int:
+    """Unclosed '{' in JSON-ish text, braces inside strings not counted: the strings are
+    cut out in one pass of the regular-expression engine, the braces left are counted
+    (a character at a time in Python, 100 kB of arguments took 4 ms)."""
+    bare = _STRING.sub("", text)
+    return bare.count("{") - bare.count("}")
 
 
 def _word(char: str) -> bool:
@@ -221,7 +219,7 @@ class Mapper:
         if self.closing_quote_pending:
             call.arguments += '"'
             self.closing_quote_pending = False
-        call.arguments += "}" * max(0, _brace_depth(call.arguments))
+        call.arguments += "}" * max(0, brace_depth(call.arguments))
         if self.pending is not None:
             if call.name:
                 self.msg.tool_calls.append(self.pending)

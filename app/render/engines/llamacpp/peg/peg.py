@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 #: Result types, as `common_peg_parse_result_type` numbers them.
 FAIL, SUCCESS, NEED_MORE_INPUT = 0, 1, 2
@@ -35,6 +35,14 @@ INVALID_ID = -1
 
 class DepthError(Exception):
     """The text nests deeper than `MAX_DEPTH` parsers (llama.cpp would overflow its stack)."""
+
+    def __init__(self) -> None:
+        super().__init__(f"the text nests deeper than {MAX_DEPTH} parsers")
+
+
+#: What `Parser.quick_fail` knows of a parser: the characters a match can start with, and
+#: how deep it runs parsers (itself included) before it fails on any other.
+QuickFail = tuple[frozenset[str], int]
 
 
 @dataclass
@@ -93,14 +101,20 @@ class AstArena:
             stack.extend(reversed(node.children))
 
 
-@dataclass
 class Result:
-    """What a parser made of the text from `start` (`common_peg_parse_result`)."""
+    """What a parser made of the text from `start` (`common_peg_parse_result`).
 
-    type: int
-    start: int
-    end: int
-    nodes: list[int] = field(default_factory=list)
+    A plain class with slots, not a dataclass: a parse makes one per parser it runs, and
+    this one is made in half the time."""
+
+    __slots__ = ("end", "nodes", "start", "type")
+
+    def __init__(self, type: int, start: int, end: int, nodes: list[int] | None = None) -> None:
+        self.type, self.start, self.end = type, start, end
+        self.nodes: list[int] = [] if nodes is None else nodes
+
+    def __repr__(self) -> str:
+        return f"Result(type={self.type}, start={self.start}, end={self.end}, nodes={self.nodes})"
 
     def fail(self) -> bool:
         return self.type == FAIL
@@ -158,16 +172,25 @@ class Arena:
 
     def parse_at(self, parser_id: int, ctx: Context, start: int) -> Result:
         """Run parser `parser_id` on `ctx.input` from `start`."""
-        ctx.depth += 1
-        if ctx.depth > MAX_DEPTH:
-            raise DepthError(f"the text nests deeper than {MAX_DEPTH} parsers")
-        try:
-            result = self.parsers[parser_id].parse(self, ctx, start)
-        finally:
-            ctx.depth -= 1
+        # No try/finally around the depth: nothing catches an exception inside a parse,
+        # so a context that raised is never read again.
+        depth = deeper(ctx)
+        result = self.parsers[parser_id].parse(self, ctx, start)
+        ctx.depth = depth - 1
         if result.type != FAIL and result.end > ctx.furthest:
             ctx.furthest = result.end
         return result
+
+    def quick_fail(self, parser_id: int, open_ids: set[int]) -> QuickFail | None:
+        """`Parser.quick_fail` of parser `parser_id`; None for one already being worked
+        out further up (a rule that recurses)."""
+        if parser_id in open_ids:
+            return None
+        open_ids.add(parser_id)
+        try:
+            return self.parsers[parser_id].quick_fail(self, open_ids)
+        finally:
+            open_ids.discard(parser_id)
 
     def resolve_refs(self) -> None:
         """Point every child that is a rule reference at the rule itself (`resolve_refs`)."""
@@ -183,6 +206,17 @@ class Arena:
     def dump(self, parser_id: int) -> str:
         """The parser as llama.cpp's `dump` writes it, e.g. "Sequence(Literal(a), Space)"."""
         return self.parsers[parser_id].dump(self, set())
+
+
+def deeper(ctx: Context) -> int:
+    """One parser more running: the new depth, set in `ctx` (DepthError past MAX_DEPTH).
+    The parsers that run most (sequences, choices, nodes) call their children's `parse`
+    themselves with this and `parse_at`'s other lines, one Python frame less a parser."""
+    depth = ctx.depth + 1
+    if depth > MAX_DEPTH:
+        raise DepthError
+    ctx.depth = depth
+    return depth
 
 
 #: Maps a child id to the id it stands for (`Arena.resolve_refs`).
@@ -204,6 +238,12 @@ class Parser:
 
     def resolve(self, resolve: Resolve) -> None:
         self.children = [resolve(child) for child in self.children]
+
+    def quick_fail(self, arena: Arena, open_ids: set[int]) -> QuickFail | None:
+        """What is sure of this parser when the text goes on with a character outside
+        the first set: it fails at once, having made no node and read nothing, and runs
+        no deeper than the depth given. None when nothing is sure (the default)."""
+        return None
 
     def dump(self, arena: Arena, seen: set[int]) -> str:
         if not self.children:

@@ -11,12 +11,16 @@ from __future__ import annotations
 
 from app.render.engines.llamacpp.peg.peg import (
     FAIL,
+    MAX_DEPTH,
     NEED_MORE_INPUT,
     SUCCESS,
     Arena,
     Context,
+    DepthError,
     Parser,
+    QuickFail,
     Result,
+    deeper,
     dump_child,
 )
 
@@ -41,9 +45,13 @@ class End(Parser):
 
 class Sequence(Parser):
     def parse(self, arena: Arena, ctx: Context, pos: int) -> Result:
-        start, nodes = pos, []
+        start, nodes, parsers = pos, [], arena.parsers
         for child in self.children:
-            result = arena.parse_at(child, ctx, pos)
+            depth = deeper(ctx)  # arena.parse_at(child, ctx, pos), inlined (`deeper`)
+            result = parsers[child].parse(arena, ctx, pos)
+            ctx.depth = depth - 1
+            if result.type != FAIL and result.end > ctx.furthest:
+                ctx.furthest = result.end
             if result.type == FAIL:
                 return Result(FAIL, start, result.end)
             nodes.extend(result.nodes)
@@ -52,14 +60,46 @@ class Sequence(Parser):
             pos = result.end
         return Result(SUCCESS, start, pos, nodes)
 
+    def quick_fail(self, arena: Arena, open_ids: set[int]) -> QuickFail | None:
+        """A sequence fails at once where its first parser does."""
+        first = arena.quick_fail(self.children[0], open_ids) if self.children else None
+        return None if first is None else (first[0], first[1] + 1)
+
 
 class Choice(Parser):
+    """The first alternative that does not fail. One that would fail on the next
+    character at once is not run (JSON values try an object, an array, a string ... in
+    turn): that changes nothing, but the depth it would have reached is still checked."""
+
+    #: Each alternative's `quick_fail`, worked out at the first parse.
+    _quick: list[QuickFail | None] | None = None
+
     def parse(self, arena: Arena, ctx: Context, pos: int) -> Result:
-        for child in self.children:
-            result = arena.parse_at(child, ctx, pos)
+        if self._quick is None:
+            self._quick = [arena.quick_fail(child, set()) for child in self.children]
+        text = ctx.input
+        char = text[pos] if pos < len(text) else None
+        for child, quick in zip(self.children, self._quick, strict=True):
+            if quick is not None and char is not None and char not in quick[0]:
+                if ctx.depth + quick[1] > MAX_DEPTH:
+                    raise DepthError
+                continue
+            depth = deeper(ctx)  # arena.parse_at(child, ctx, pos), inlined
+            result = arena.parsers[child].parse(arena, ctx, pos)
+            ctx.depth = depth - 1
             if result.type != FAIL:
+                if result.end > ctx.furthest:
+                    ctx.furthest = result.end
                 return result
         return Result(FAIL, pos, pos)
+
+    def quick_fail(self, arena: Arena, open_ids: set[int]) -> QuickFail | None:
+        """A choice fails at once where all its alternatives do, one after the other."""
+        found = [arena.quick_fail(child, open_ids) for child in self.children]
+        if not found or any(quick is None for quick in found):
+            return None
+        known = [quick for quick in found if quick is not None]
+        return frozenset().union(*(q[0] for q in known)), 1 + max(q[1] for q in known)
 
 
 class Repetition(Parser):
@@ -125,6 +165,9 @@ class Delegate(Parser):
     def parse(self, arena: Arena, ctx: Context, pos: int) -> Result:
         return arena.parse_at(self.children[0], ctx, pos)
 
+    def quick_fail(self, arena: Arena, open_ids: set[int]) -> QuickFail | None:
+        return wrapped_quick_fail(self, arena, open_ids)
+
     def dump(self, arena: Arena, seen: set[int]) -> str:
         return f"{self.kind}({dump_child(arena, self.children[0], seen)})"
 
@@ -138,6 +181,9 @@ class Atomic(Parser):
             result.nodes = []
         return result
 
+    def quick_fail(self, arena: Arena, open_ids: set[int]) -> QuickFail | None:
+        return wrapped_quick_fail(self, arena, open_ids)
+
 
 class Node(Parser):
     """A rule (`name`) or a tag (`tag`): its child, recorded as an AST node unless it fails."""
@@ -147,15 +193,22 @@ class Node(Parser):
         self.name, self.tag, self.trigger = name, tag, trigger
 
     def parse(self, arena: Arena, ctx: Context, pos: int) -> Result:
-        result = arena.parse_at(self.children[0], ctx, pos)
+        depth = deeper(ctx)  # arena.parse_at(self.children[0], ctx, pos), inlined
+        result = arena.parsers[self.children[0]].parse(arena, ctx, pos)
+        ctx.depth = depth - 1
         if result.type == FAIL:
             return result
+        if result.end > ctx.furthest:
+            ctx.furthest = result.end
         text = ctx.input[result.start : result.end]
         partial = result.type == NEED_MORE_INPUT
         node = ctx.ast.add_node(
             self.name, self.tag, result.start, result.end, text, result.nodes, partial
         )
         return Result(result.type, result.start, result.end, [node])
+
+    def quick_fail(self, arena: Arena, open_ids: set[int]) -> QuickFail | None:
+        return wrapped_quick_fail(self, arena, open_ids)
 
     def dump(self, arena: Arena, seen: set[int]) -> str:
         inner = dump_child(arena, self.children[0], seen)
@@ -174,3 +227,10 @@ class Ref(Parser):
 
     def dump(self, arena: Arena, seen: set[int]) -> str:
         return f"Ref({self.ref_name})"
+
+
+def wrapped_quick_fail(parser: Parser, arena: Arena, open_ids: set[int]) -> QuickFail | None:
+    """`quick_fail` of a parser that fails where its one child does (a node only records
+    a child that did not fail)."""
+    inner = arena.quick_fail(parser.children[0], open_ids)
+    return None if inner is None else (inner[0], inner[1] + 1)

@@ -16,6 +16,7 @@ from app.render.engines.llamacpp.peg.peg import (
     Arena,
     Context,
     Parser,
+    QuickFail,
     Result,
 )
 from app.render.engines.llamacpp.peg.peg_parsers import SPACE
@@ -55,6 +56,11 @@ class Literal(Parser):
         if cut_short and ctx.is_lenient():
             return Result(NEED_MORE_INPUT, pos, len(text))
         return Result(FAIL, pos, pos)
+
+    def quick_fail(self, arena: Arena, open_ids: set[int]) -> QuickFail | None:
+        """Another first character fails it: the text neither starts with the literal nor
+        ends inside it."""
+        return (frozenset(self.literal[0]), 1) if self.literal else None
 
     def dump(self, arena: Arena, seen: set[int]) -> str:
         return f"Literal({self.literal})"

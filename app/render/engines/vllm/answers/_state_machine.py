@@ -16,7 +16,7 @@ braces and token counts make no difference once the whole text has been read.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import cached_property, lru_cache
@@ -65,13 +65,29 @@ class Move:
     events: tuple[str, ...] = ()
 
 
-@dataclass
+@dataclass(slots=True)
 class Event:
     """One thing the engine reports: `kind`, the text it carries, the call it is about."""
 
     kind: str
     value: str
     call: int
+
+
+@dataclass(frozen=True)
+class Step:
+    """What a marker does in one state (`Grammar.steps`), worked out once per grammar so
+    that `run` pays one dictionary look-up a marker."""
+
+    #: Its move from that state (None: it is plain text there).
+    move: Move | None
+    #: Whether the move enters tool markup, the marker leaves it (`Grammar.tool_exits`),
+    #: the marker is tool markup or reasoning markup only, and the move ends the reasoning.
+    opens: bool
+    exits: bool
+    tool: bool
+    reasoning: bool
+    ends_reasoning: bool
 
 
 @dataclass(frozen=True, eq=False)
@@ -149,6 +165,24 @@ class Grammar:
                 return frozenset()
         return frozenset(markers)
 
+    @cached_property
+    def steps(self) -> dict[State, dict[str, Step]]:
+        """Every state's `Step` for every marker."""
+        return {
+            state: {marker: self._step(state, marker) for marker in self.markers} for state in State
+        }
+
+    def _step(self, state: State, marker: str) -> Step:
+        move = self.moves.get((state, marker))
+        return Step(
+            move,
+            opens=move is not None and move.to in TOOL_STATES,
+            exits=marker in self.tool_exits,
+            tool=marker in self.tool_markers,
+            reasoning=marker in self.reasoning_markers,
+            ends_reasoning=move is not None and REASONING_END in move.events,
+        )
+
     def accepts(self, name: object, tools: list[dict] | None) -> bool:
         """Whether vLLM keeps a call with this name."""
         if not isinstance(name, str) or not name:
@@ -167,27 +201,34 @@ def _splitter(grammar: Grammar, dropped: frozenset[str]) -> tuple[re.Pattern[str
     return re.compile("|".join(re.escape(text) for text in texts)), names
 
 
-def split(
-    grammar: Grammar, text: str, dropped: frozenset[str] = frozenset()
-) -> list[tuple[str | None, str]]:
-    """The text as (marker name, its text) and (None, plain text) pieces; `dropped` are
-    the tokenizer's other special tokens, which vLLM's engine removes from the text."""
+def splitter_for(
+    grammar: Grammar, text: str, dropped: frozenset[str]
+) -> tuple[re.Pattern[str], dict[str, str]]:
+    """The expression that finds the markers and the dropped tokens in `text`, and each
+    spelling's marker name (`DROP` for the dropped tokens)."""
     # Only the tokens the text holds go into the expression: a tokenizer can have
     # thousands of special tokens, and an alternation is tried token by token.
     dropped = frozenset(t for t in dropped if t and t in text and t not in grammar.preserve)
-    splitter, names = (
-        (grammar.splitter, grammar.spellings) if not dropped else _splitter(grammar, dropped)
-    )
-    pieces: list[tuple[str | None, str]] = []
+    if not dropped:
+        return grammar.splitter, grammar.spellings
+    return _splitter(grammar, dropped)
+
+
+def pieces(
+    grammar: Grammar, text: str, dropped: frozenset[str] = frozenset()
+) -> Iterator[tuple[str | None, str]]:
+    """The text as (marker name, its text) and (None, plain text) pieces; `dropped` are
+    the tokenizer's other special tokens, which vLLM's engine removes from the text."""
+    splitter, names = splitter_for(grammar, text, dropped)
     at = 0
     for match in splitter.finditer(text):
-        if match.start() > at:
-            pieces.append((None, text[at : match.start()]))
-        pieces.append((names[match.group()], match.group()))
+        start, found = match.start(), match.group()
+        if start > at:
+            yield None, text[at:start]
+        yield names[found], found
         at = match.end()
     if at < len(text):
-        pieces.append((None, text[at:]))
-    return pieces
+        yield None, text[at:]
 
 
 def run(
@@ -204,113 +245,62 @@ def run(
     `skip_tools` is the reasoning pass (tool markup stays text for the tool parser);
     `skip_reasoning` is a tool parser with no reasoning parser (reasoning markup stays
     text); `dropped` are the tokenizer's special tokens the format does not use."""
-    state = start
-    call = -1
-    in_skipped_call = False
+    state, call, in_skipped_call = start, -1, False
+    steps, kind = grammar.steps[state], TEXT_EVENTS.get(state)
     events: list[Event] = []
 
     # Plain text of one kind in a row is joined at the end, into one event: a run of
-    # 100 000 markers that mean nothing here costs one event, not 100 000.
-    run_parts: list[str] = []
-
-    def close_run() -> None:
-        if run_parts:
-            events[-1].value = "".join(run_parts)
-            run_parts.clear()
-
-    def plain(value: str) -> None:
-        kind = TEXT_EVENTS.get(state)
-        if kind is None or not value:
-            return
-        if run_parts and events[-1].kind == kind and events[-1].call == call:
-            run_parts.append(value)
-            return
-        close_run()
-        events.append(Event(kind, value, call))
-        run_parts.append(value)
-
-    for marker, value in split(grammar, text, dropped):
-        if marker is None:
-            plain(value)
-            continue
+    # 100 000 markers that mean nothing here costs one event, not 100 000. While a run
+    # is open (`parts` not empty), events[-1] is its event: state and call change only
+    # where the run is closed, so whatever plain text comes next belongs to it.
+    parts: list[str] = []
+    for marker, value in pieces(grammar, text, dropped):
         if marker == DROP:
             continue
-        move = grammar.moves.get((state, marker))
-        if move is None:
-            if skip_tools and marker in grammar.tool_exits:
-                in_skipped_call = False
-            plain(value)
-            continue
-        if skip_reasoning and marker in grammar.reasoning_markers:
-            plain(value)
-            continue
-        if skip_tools and marker in grammar.tool_markers:
-            opens = move.to in TOOL_STATES
-            exits = marker in grammar.tool_exits
-            if not (exits and not opens and not in_skipped_call):
-                # The reasoning pass keeps tool markup as text, but a call that
-                # starts inside the reasoning still ends it.
-                in_skipped_call = opens or (in_skipped_call and not exits)
-                if REASONING_END in move.events:
+        if marker is not None:
+            step = steps[marker]
+            if step.move is None:
+                if skip_tools and step.exits:
+                    in_skipped_call = False
+            elif skip_reasoning and step.reasoning:
+                pass
+            elif (
+                skip_tools
+                and step.tool
+                and not (step.exits and not step.opens and not in_skipped_call)
+            ):
+                # The reasoning pass keeps tool markup as text, but a call that starts
+                # inside the reasoning still ends it.
+                in_skipped_call = step.opens or (in_skipped_call and not step.exits)
+                if step.ends_reasoning:
                     state = State.CONTENT
-                    close_run()
+                    steps, kind = grammar.steps[state], TEXT_EVENTS.get(state)
+                    if parts:
+                        events[-1].value = "".join(parts)
+                        parts = []
                     events.append(Event(REASONING_END, value, call))
-                    plain(value)
-                else:
-                    plain(value)
+            else:
+                state = step.move.to
+                steps, kind = grammar.steps[state], TEXT_EVENTS.get(state)
+                if parts:
+                    events[-1].value = "".join(parts)
+                    parts = []
+                for event in step.move.events:
+                    if event == CALL_START:
+                        call += 1
+                    if event != TEXT or value:
+                        events.append(Event(event, value, call))
                 continue
-        state = move.to
-        close_run()
-        for kind in move.events:
-            if kind == CALL_START:
-                call += 1
-            if kind == TEXT and not value:
-                continue
-            events.append(Event(kind, value, call))
+        # Plain text, or a marker read as plain text.
+        if kind is not None and value:
+            if not parts:
+                events.append(Event(kind, value, call))
+            parts.append(value)
 
-    close_run()
+    if parts:
+        events[-1].value = "".join(parts)
     if state in TOOL_STATES and call >= 0:
         events.append(Event(CALL_END, "", call))
     elif state is State.REASONING:
         events.append(Event(REASONING_END, "", call))
     return events
-
-
-def prompt_closes_reasoning(grammar: Grammar, prompt: str | None) -> bool:
-    """vLLM's `set_prompt_token_ids`: whether the prompt already ended the reasoning (an
-    empty think block that a template writes when thinking is off, or a continued final
-    message), so the answer starts in content. Read back from the prompt's end, the last
-    of a reasoning end, a reasoning start or a turn marker decides."""
-    if not prompt or grammar.start is not State.REASONING or not grammar.boundaries:
-        return False
-    ends = [
-        marker
-        for (state, marker), move in grammar.moves.items()
-        if state is State.REASONING and REASONING_END in move.events
-    ]
-    last_at, closes = -1, False
-    for marker, is_end in [(m, True) for m in ends] + [("THINK_START", False)]:
-        for spelling in grammar.markers.get(marker, ()):
-            at = prompt.rfind(spelling)
-            if at > last_at:
-                last_at, closes = at, is_end
-    for boundary in grammar.boundaries:
-        if prompt.rfind(boundary) > last_at:
-            return False
-    return closes
-
-
-def read_reasoning(
-    grammar: Grammar,
-    text: str,
-    dropped: frozenset[str] = frozenset(),
-    prompt: str | None = None,
-) -> tuple[str | None, str | None]:
-    """vLLM's `extract_reasoning` for an engine parser: (reasoning, content)."""
-    start = State.CONTENT if prompt_closes_reasoning(grammar, prompt) else grammar.start
-    events = run(grammar, text, start, skip_tools=True, dropped=dropped)
-    reasoning = "".join(e.value for e in events if e.kind == REASONING)
-    if grammar.strip_trailing_reasoning:
-        reasoning = reasoning.rstrip()
-    content = "".join(e.value for e in events if e.kind == TEXT)
-    return reasoning or None, content or None

@@ -10,7 +10,7 @@ the tool parser. With no end at all the whole answer is reasoning.
 from __future__ import annotations
 
 from app.render.engines.vllm.answers._dsml import V4, v4_thinking
-from app.render.engines.vllm.answers._state_machine import read_reasoning
+from app.render.engines.vllm.answers._reasoning_pass import read_reasoning
 from app.render.engines.vllm.answers.base import ParserInput, ReasoningExtraction
 
 NAME = "deepseek_v4"

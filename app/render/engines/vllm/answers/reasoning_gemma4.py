@@ -9,7 +9,7 @@ channel it never opened, or starts with `thought`, is read as if it opened one.
 from __future__ import annotations
 
 from app.render.engines.vllm.answers._gemma4 import GRAMMAR, THOUGHT, with_channel
-from app.render.engines.vllm.answers._state_machine import read_reasoning
+from app.render.engines.vllm.answers._reasoning_pass import read_reasoning
 from app.render.engines.vllm.answers.base import ParserInput, ReasoningExtraction
 
 NAME = "gemma4"

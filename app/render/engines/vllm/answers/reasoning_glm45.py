@@ -9,7 +9,7 @@ request's chat_template_kwargs turns the parser off (all content).
 from __future__ import annotations
 
 from app.render.engines.vllm.answers._glm_grammar import GRAMMARS, thinking_on
-from app.render.engines.vllm.answers._state_machine import read_reasoning
+from app.render.engines.vllm.answers._reasoning_pass import read_reasoning
 from app.render.engines.vllm.answers.base import ParserInput, ReasoningExtraction
 
 NAME = "glm45"

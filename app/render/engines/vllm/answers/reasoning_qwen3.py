@@ -10,13 +10,13 @@ chat_template_kwargs turns the parser off (all content).
 
 from __future__ import annotations
 
+from app.render.engines.vllm.answers._reasoning_pass import read_reasoning
 from app.render.engines.vllm.answers._state_machine import (
     CALL_ARGS,
     CALL_END,
     CALL_START,
     Grammar,
     Move,
-    read_reasoning,
 )
 from app.render.engines.vllm.answers._state_machine import REASONING_END as R_END
 from app.render.engines.vllm.answers._state_machine import State as S
