@@ -115,3 +115,17 @@ def test_lfm2_reads_a_whole_answer_as_a_stream_ending_in_an_empty_done_chunk() -
         '<|tool_call_start|>[get_weather(city="Paris")]<|tool_call_end|>', tools, None
     )
     assert [call[0] for call in tagged.tool_calls] == ["get_weather"]
+
+
+def test_a_named_parser_that_refuses_the_answer_gives_ollamas_error() -> None:
+    """Ollama's /api/chat answers `{"error": ...}` when its parser fails on the answer
+    (server/routes.go: parserErr); the reading says so instead of raising."""
+    from app.render.engines.ollama.named_parser import read_named
+    from app.render.request import RenderRequest
+
+    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {}}}]
+    request = RenderRequest(template="{{ .Prompt }}", messages=[], tools=tools)
+    answer = '<tool_call>{"name": "get_weather", "arguments": {}}</tool_call>'
+    parsed = read_named("qwen3-coder", request, answer)
+    assert parsed.error and "qwen3-coder" in parsed.error
+    assert parsed.tool_calls == ()

@@ -51,7 +51,11 @@ def read_named(
 ) -> ParsedAnswer:
     """The message Ollama's parser `name` makes of `completion` for this request (`why`
     says why Ollama reads with it)."""
-    message = PARSERS[name](completion, request.tools, think_value(request.kwargs))
+    try:
+        message = PARSERS[name](completion, request.tools, think_value(request.kwargs))
+    except ValueError as refused:  # ToolCallError and the JSON readers' refusals
+        # /api/chat stops and answers {"error": parserErr.Error()} (server/routes.go).
+        return ParsedAnswer(name, error=f"Ollama's {name} parser refused the answer: {refused}")
     return ParsedAnswer(
         name,
         content=message.content,
