@@ -79,12 +79,22 @@ def apps(tmp_path):
 
 
 def test_the_build_starts_before_the_parse_with_two_idle_workers(apps):
+    apps[2].extensions["source_workers"].start(wait=True)
     calls = _calls(apps[2].extensions["source_workers"])
     client = apps[2].test_client()
     source = built(client, _upload(client, FILES).json)
     assert source["tokenizer"]["state"] == "ready"
     # Started from the upload, so the parse keeps nothing for a build of its own.
     assert calls == [("prebuild", True), ("load", True)]
+
+
+def test_while_the_workers_start_the_build_follows_the_parse(apps):
+    # The first source task starts every worker: a build would wait for that, and the
+    # parse behind it, so the first upload is built after its parse.
+    calls = _calls(apps[2].extensions["source_workers"])
+    client = apps[2].test_client()
+    assert built(client, _upload(client, FILES).json)["tokenizer"]["state"] == "ready"
+    assert calls == [("prebuild", False), ("load", False)]
 
 
 def test_with_one_worker_the_build_follows_the_parse(apps):

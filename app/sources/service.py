@@ -80,8 +80,9 @@ class SourceWorkers:
         ]
         self.lanes = len(self._lanes)
         self._lock = threading.Lock()
-        #: The process that started every lane's worker (`start`), if any.
+        #: The process that started every lane's worker (`start`), if any, and how.
         self._started_in: int | None = None
+        self._starting: list[threading.Thread] = []
 
     def start(self, wait: bool = False) -> None:
         """Start every lane's worker, in the background (`wait`: until they run), once
@@ -89,17 +90,17 @@ class SourceWorkers:
         library): an early build (`prebuild`) on a lane never used before would wait for
         that, so the first source task starts them all."""
         with self._lock:
-            if self._started_in == os.getpid():
-                return
-            self._started_in = os.getpid()
-        threads = [
-            threading.Thread(target=self._start_lane, args=(lane,), daemon=True)
-            for lane in self._lanes
-            if not lane.pool.started
-        ]
-        for thread in threads:
-            thread.start()
-        for thread in threads if wait else []:
+            if self._started_in != os.getpid():
+                self._started_in = os.getpid()
+                self._starting = [
+                    threading.Thread(target=self._start_lane, args=(lane,), daemon=True)
+                    for lane in self._lanes
+                    if not lane.pool.started
+                ]
+                for thread in self._starting:
+                    thread.start()
+            starting = self._starting
+        for thread in starting if wait else []:
             thread.join()
 
     def _start_lane(self, lane: _Lane) -> None:
@@ -129,6 +130,7 @@ class SourceWorkers:
         behind other work would cost more than the parse). The lane is taken now; the
         build runs when the returned function is called, and gives a function that keeps
         the tokenizer as a source's (`adopt_tokenizer`) and answers its `TokenizerInfo`."""
+        self.start()  # lanes starting now are busy: the first upload builds after its parse
         with self._lock:
             idle = [lane for lane in self._lanes if not lane.busy]
             if len(idle) < 2:

@@ -202,7 +202,7 @@ class SourceStore:
         A tokenizer.json starts building at once, from the bytes as uploaded, on a worker
         of its own (when two are idle), while another parses the files for the answer:
         the tokenizer is then ready the library's load after the upload, not after the
-        parse and that load (`early_build`).
+        parse and that load (`_early_build`).
         """
         named: Future[Source | None] = Future()
         early = self._early_build(files, named)
