@@ -92,10 +92,12 @@ class SourceWorkers:
         with self._lock:
             if self._started_in != os.getpid():
                 self._started_in = os.getpid()
+                unstarted = [lane for lane in self._lanes if not lane.pool.started]
+                for lane in unstarted:
+                    lane.busy += 1  # now, not in the thread: `prebuild` sees it at once
                 self._starting = [
                     threading.Thread(target=self._start_lane, args=(lane,), daemon=True)
-                    for lane in self._lanes
-                    if not lane.pool.started
+                    for lane in unstarted
                 ]
                 for thread in self._starting:
                     thread.start()
@@ -104,8 +106,13 @@ class SourceWorkers:
             thread.join()
 
     def _start_lane(self, lane: _Lane) -> None:
-        with contextlib.suppress(Exception):  # a worker that cannot start fails its tasks
-            self._run(lane, ping)
+        """Start a lane's worker with a task that does nothing; the lane was made busy."""
+        try:
+            with contextlib.suppress(Exception):  # a worker that cannot start fails tasks
+                lane.pool.run(ping)
+        finally:
+            with self._lock:
+                lane.busy -= 1
 
     def load(
         self,
