@@ -48,10 +48,10 @@ def _byte_alphabet() -> list[str]:
 
 
 def _grown(
-    alphabet: list[str], space: str, merges: int, seed: int
+    alphabet: list[str], space: str, merges: int, seed: int, longest: int = 12
 ) -> tuple[list[str], list[tuple[str, str]]]:
-    """New tokens, each made by one merge of two earlier ones (words first, as real
-    vocabularies' first merges are), and those merges in order."""
+    """New tokens of at most `longest` characters, each made by one merge of two earlier
+    ones (words first, as real vocabularies' first merges are), and those merges in order."""
     rng = random.Random(seed)
     known = set(alphabet)
     tokens: list[str] = []
@@ -73,7 +73,7 @@ def _grown(
     pool = list(alphabet) + tokens
     while len(pairs) < merges:
         left, right = rng.choice(pool), rng.choice(pool)
-        if len(left) + len(right) <= 12:
+        if len(left) + len(right) <= longest:
             before = len(pairs)
             add(left, right)
             if len(pairs) > before:

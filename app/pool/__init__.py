@@ -178,6 +178,11 @@ class WorkerPool:
         _PRELOAD.update(preload)
 
     @property
+    def started(self) -> bool:
+        """Whether this process has started the pool (its workers run, or start)."""
+        return self._pool is not None and self._owner_pid == os.getpid()
+
+    @property
     def wall_seconds(self) -> float:
         """The wall-clock backstop of one task."""
         return self.cpu_seconds * WALL_CLOCK_FACTOR

@@ -73,6 +73,8 @@ CUT_SHORT = "this file ends before its JSON object does (is it complete?)"
 #: `"` and backslashes; in UTF-8 none of these bytes is ever part of a longer character.
 _CONTROLS = {b"\n": b"\\n", b"\r": b"\\r", b"\t": b"\\t", b"\b": b"\\b", b"\f": b"\\f"}
 _OTHER_CONTROLS = re.compile(rb"[\x00-\x1f]")
+#: Every byte but those (`bytes.translate` deletes them, leaving the controls).
+_NOT_CONTROLS = bytes(range(0x20, 0x100))
 _CHECKED_BYTES = 1 << 20
 
 
@@ -94,6 +96,10 @@ def _json_string(text: bytes) -> bytes:
     text = text.replace(b"\\", b"\\\\").replace(b'"', b'\\"')
     for control, escaped in _CONTROLS.items():
         text = text.replace(control, escaped)
+    if not text.translate(None, _NOT_CONTROLS):
+        # No other control byte, as in every real file (deleting all other bytes leaves
+        # nothing): the regex's scan for them took a third of this on a 33 MB file.
+        return b'"' + text + b'"'
     return b'"' + _OTHER_CONTROLS.sub(lambda m: b"\\u%04x" % m[0][0], text) + b'"'
 
 

@@ -10,6 +10,7 @@ workers itself, so each lane is a pool of one worker, and `_pick` chooses the la
 from __future__ import annotations
 
 import contextlib
+import os
 import tempfile
 import threading
 from collections.abc import Callable, Iterator
@@ -23,8 +24,11 @@ from app.sources.worker import (
     Answer,
     NotHeld,
     Spooled,
+    adopt_tokenizer,
     build_tokenizer,
     load_source,
+    ping,
+    prebuild_tokenizer,
     tokenize_texts,
 )
 
@@ -76,14 +80,87 @@ class SourceWorkers:
         ]
         self.lanes = len(self._lanes)
         self._lock = threading.Lock()
+        #: The process that started every lane's worker (`start`), if any, and how.
+        self._started_in: int | None = None
+        self._starting: list[threading.Thread] = []
+
+    def start(self, wait: bool = False) -> None:
+        """Start every lane's worker, in the background (`wait`: until they run), once
+        per process. A worker takes about a second to start (it imports the tokenizers
+        library): an early build (`prebuild`) on a lane never used before would wait for
+        that, so the first source task starts them all."""
+        with self._lock:
+            if self._started_in != os.getpid():
+                self._started_in = os.getpid()
+                unstarted = [lane for lane in self._lanes if not lane.pool.started]
+                for lane in unstarted:
+                    lane.busy += 1  # now, not in the thread: `prebuild` sees it at once
+                self._starting = [
+                    threading.Thread(target=self._start_lane, args=(lane,), daemon=True)
+                    for lane in unstarted
+                ]
+                for thread in self._starting:
+                    thread.start()
+            starting = self._starting
+        for thread in starting if wait else []:
+            thread.join()
+
+    def _start_lane(self, lane: _Lane) -> None:
+        """Start a lane's worker with a task that does nothing; the lane was made busy."""
+        try:
+            with contextlib.suppress(Exception):  # a worker that cannot start fails tasks
+                lane.pool.run(ping)
+        finally:
+            with self._lock:
+                lane.busy -= 1
 
     def load(
-        self, kind: str, data: bytes, file_name: str | None, unbuilt: str | None = None
+        self,
+        kind: str,
+        data: bytes,
+        file_name: str | None,
+        unbuilt: str | None = None,
+        elsewhere: bool = False,
     ) -> Any:
         """Parse and build a source: `Loaded`, `IncompleteHeader` or `Refused` (`unbuilt`:
-        why its tokenizer is not to be built)."""
+        why its tokenizer is not to be built; `elsewhere`: a `prebuild` builds it)."""
+        self.start()
         with _spooled(data) as handed:
-            return self._run(None, load_source, kind, handed, file_name, self.limits, unbuilt)
+            args = (kind, handed, file_name, self.limits, unbuilt, elsewhere)
+            return self._run(None, load_source, *args)
+
+    def prebuild(
+        self, key: str, tokenizer_json: bytes, config: bytes | None
+    ) -> Callable[[], Callable[[str], Any]] | None:
+        """A build of a tokenizer.json on a lane of its own, for as long as the upload's
+        parse takes on another, or None when fewer than two lanes are idle (waiting
+        behind other work would cost more than the parse). The lane is taken now; the
+        build runs when the returned function is called, and gives a function that keeps
+        the tokenizer as a source's (`adopt_tokenizer`) and answers its `TokenizerInfo`."""
+        self.start()  # lanes starting now are busy: the first upload builds after its parse
+        with self._lock:
+            idle = [lane for lane in self._lanes if not lane.busy]
+            if len(idle) < 2:
+                return None
+            lane = idle[0]
+            lane.busy += 1  # taken: the upload's parse goes to another lane
+
+        def build() -> Callable[[str], Any]:
+            try:
+                with _spooled(tokenizer_json) as handed:
+                    args = (key, handed, config, self.limits)
+                    info = self._run(lane, prebuild_tokenizer, *args)
+            finally:
+                with self._lock:
+                    lane.busy -= 1
+
+            def adopt(source_id: str) -> Any:
+                self._run(lane, adopt_tokenizer, key, source_id)
+                return info
+
+            return adopt
+
+        return build
 
     def build(self, source_id: str, stored: Callable[[], tuple[str, bytes] | None]) -> Any:
         """Build a parsed source's tokenizer: its `TokenizerInfo` (ready or failed), or

@@ -15,10 +15,12 @@ import hashlib
 import re
 import threading
 import time
+import uuid
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, replace
+from pathlib import PurePosixPath
 from typing import Any, ClassVar, Protocol, overload
 
 from cachetools import FIFOCache, TTLCache
@@ -195,11 +197,59 @@ class SourceStore:
 
     def load_hf(self, files: dict[str, bytes]) -> Source:
         """Read Hugging Face files (name -> UTF-8 text); raises `SourceRefused` naming a
-        malformed one."""
-        canonical = canonical_files(files)
-        loaded = self._load(HF, canonical, None)
-        assert isinstance(loaded, Loaded)
-        return self._loaded(loaded.source, HF, canonical)
+        malformed one.
+
+        A tokenizer.json starts building at once, from the bytes as uploaded, on a worker
+        of its own (when two are idle), while another parses the files for the answer:
+        the tokenizer is then ready the library's load after the upload, not after the
+        parse and that load (`_early_build`).
+        """
+        named: Future[Source | None] = Future()
+        early = self._early_build(files, named)
+        try:
+            canonical = canonical_files(files)
+            loaded = self._load(HF, canonical, None, elsewhere=early is not None)
+            assert isinstance(loaded, Loaded)
+            named.set_result(loaded.source)
+        finally:
+            if not named.done():  # refused: the early build is kept by no source
+                named.set_result(None)
+        return self._loaded(loaded.source, HF, canonical, early)
+
+    def _early_build(
+        self, files: dict[str, bytes], named: Future[Source | None]
+    ) -> Future[TokenizerInfo] | None:
+        """The build of the upload's tokenizer.json, started now on a lane of its own
+        (None: none uploaded, or no two lanes idle), and its outcome remembered as the
+        source's once `named` says which source the parse made of the files."""
+        by_name = {PurePosixPath(path).name: data for path, data in files.items()}
+        if "tokenizer.json" not in by_name:
+            return None
+        key = f"upload-{uuid.uuid4().hex}"  # never a source id
+        build = self.workers.prebuild(
+            key, by_name["tokenizer.json"], by_name.get("tokenizer_config.json")
+        )
+        if build is None:
+            return None
+
+        def run() -> TokenizerInfo | None:
+            try:
+                adopt, failure = build(), None
+            except (OverLimit, SourceFailed) as error:
+                adopt, failure = None, error
+            source = named.result()
+            if source is None:
+                return None
+
+            def adopted() -> Any:
+                if failure is not None:
+                    raise failure
+                assert adopt is not None
+                return adopt(source.id)
+
+            return self._outcome(source, adopted)
+
+        return self._builder.submit(run)  # type: ignore[return-value]
 
     def load_modelfile(self, data: bytes) -> Source:
         """Read an Ollama Modelfile; raises `SourceRefused` naming the line that is wrong."""
@@ -214,7 +264,9 @@ class SourceStore:
         assert isinstance(loaded, Loaded)
         return self._loaded(loaded.source, kind, data)
 
-    def _loaded(self, source: Source, kind: str, data: bytes) -> Source:
+    def _loaded(
+        self, source: Source, kind: str, data: bytes, early: Future | None = None
+    ) -> Source:
         """A source just parsed: its tokenizer being built, stored (or its use noted),
         remembered; answered as this process knows it (a source it knew may be built)."""
         # The build starts first, so that storing runs beside it. Until stored, a build
@@ -223,7 +275,7 @@ class SourceStore:
         # its copy in this process.
         unstored = [(kind, data)]
         build = self._start_build(
-            source, lambda: unstored[0] if unstored else self._stored(source.id)
+            source, lambda: unstored[0] if unstored else self._stored(source.id), early
         )
         try:
             if self._remembered(source.id) is None:
@@ -301,10 +353,14 @@ class SourceStore:
         return replace(source, tokenizer=built)
 
     def _start_build(
-        self, source: Source, stored: Callable[[], tuple[str, bytes] | None]
+        self,
+        source: Source,
+        stored: Callable[[], tuple[str, bytes] | None],
+        early: Future[TokenizerInfo] | None = None,
     ) -> Future[TokenizerInfo]:
-        """The build of a source's tokenizer: started now, unless started already (a
-        build is started once per source and process; its result is kept)."""
+        """The build of a source's tokenizer: started now (or `early`, started already
+        from the upload), unless started before (a build is started once per source and
+        process; its result is kept)."""
         with self._lock:
             future = self._builds.get(source.id)
             if future is None or _failed_to_run(future):
@@ -313,7 +369,7 @@ class SourceStore:
                     future = Future()
                     future.set_result(info)
                     return future
-                future = self._builder.submit(self._build, source, stored)
+                future = early or self._builder.submit(self._build, source, stored)
             self._builds[source.id] = future  # the most recently asked for now
             return future
 
@@ -321,9 +377,13 @@ class SourceStore:
         self, source: Source, stored: Callable[[], tuple[str, bytes] | None]
     ) -> TokenizerInfo:
         """Build in a source worker, then remember the outcome in the source's summary."""
+        return self._outcome(source, lambda: self.workers.build(source.id, stored))
+
+    def _outcome(self, source: Source, build: Callable[[], Any]) -> TokenizerInfo:
+        """Run a build, then remember its outcome in the source's summary."""
         assert source.tokenizer is not None
         try:
-            built = self.workers.build(source.id, stored)
+            built = build()
         except (OverLimit, SourceFailed) as error:
             limit = error.limit if isinstance(error, OverLimit) else None
             built = replace(
@@ -422,9 +482,12 @@ class SourceStore:
             self._failed[task] = failure
         return failure
 
-    def _load(self, kind: str, data: bytes, file_name: str | None) -> Loaded | IncompleteHeader:
-        """Parse in a worker (the tokenizer is built afterwards: `_start_build`)."""
-        result = self.workers.load(kind, data, file_name)
+    def _load(
+        self, kind: str, data: bytes, file_name: str | None, elsewhere: bool = False
+    ) -> Loaded | IncompleteHeader:
+        """Parse in a worker (the tokenizer is built afterwards, `_start_build`, or
+        `elsewhere`, from the upload)."""
+        result = self.workers.load(kind, data, file_name, elsewhere=elsewhere)
         if isinstance(result, Refused):
             raise SourceRefused(result)
         return result

@@ -13,10 +13,12 @@ source's work to the worker that already built it (`service.py`).
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 from cachetools import FIFOCache
@@ -270,14 +272,18 @@ def _to_build(
     unbuilt: str | None,
     limits: SourceLimits,
     json_text: str | None = None,
+    elsewhere: bool = False,
 ) -> TokenizerInfo:
     """The tokenizer as the answer describes it: held already (ready or failed), to be
-    built by `build_tokenizer` (building), or not to be built (`unbuilt`: why)."""
+    built by `build_tokenizer` (building), or not to be built (`unbuilt`: why).
+    `elsewhere`: another worker is building it already (`prebuild_tokenizer`), so this
+    parse is not kept for a build."""
     if unbuilt is not None:
         return replace(describe, supported=False, reason=unbuilt, state=FAILED)
     if source_id in _CACHE.entries:
         return _built(source_id, describe, build, limits)
-    _PENDING.put(source_id, _Build(replace(describe, state=BUILDING), build, json_text))
+    if not elsewhere:
+        _PENDING.put(source_id, _Build(replace(describe, state=BUILDING), build, json_text))
     return replace(describe, state=BUILDING)
 
 
@@ -306,7 +312,7 @@ def _load_gguf(
     return Loaded(source, header.kv_bytes)
 
 
-def _load_hf(data: bytes, limits: SourceLimits, unbuilt: str | None) -> Any:
+def _load_hf(data: bytes, limits: SourceLimits, unbuilt: str | None, elsewhere: bool) -> Any:
     files = json.loads(data)  # bytes: one decoded copy fewer than decoding first
     parsed = read_hf_files(files, limits.json_depth)
     source_id = content_id(data)
@@ -327,6 +333,7 @@ def _load_hf(data: bytes, limits: SourceLimits, unbuilt: str | None) -> Any:
             unbuilt,
             limits,
             json_text=text,
+            elsewhere=elsewhere,
         )
     return Loaded(source, len(data))
 
@@ -341,6 +348,7 @@ def load_source(
     file_name: str | None,
     limits: SourceLimits,
     unbuilt: str | None = None,
+    elsewhere: bool = False,
 ) -> Answer:
     """Parse a source: `Loaded`, `IncompleteHeader` or `Refused`. Its tokenizer is not
     built here but by `build_tokenizer`, the task that follows (the answer goes back at
@@ -349,7 +357,8 @@ def load_source(
     `data` is a GGUF prefix, the Hugging Face files as the JSON object the store keeps, a
     Modelfile, or an Ollama registry model's layers (`ollama_source.py`).
     With `unbuilt` (why), the tokenizer is described as failed and never built: building
-    it ran into a limit before.
+    it ran into a limit before. With `elsewhere`, another worker builds it (Hugging Face
+    files: `prebuild_tokenizer`), so the parse is not kept for building.
     """
     data = _bytes(data)
     try:
@@ -358,14 +367,32 @@ def load_source(
         elif kind in _OLLAMA_LOADERS:
             value = Loaded(*_OLLAMA_LOADERS[kind](data, limits))
         else:
-            value = _load_hf(data, limits, unbuilt)
+            value = _load_hf(data, limits, unbuilt, elsewhere)
     except ModelfileError as error:
         value = Refused("ModelfileError", error.message, line=error.line, limit=error.limit)
     except GGUFError as error:
         value = Refused("GGUFError", error.message, offset=error.offset, limit=error.limit)
     except HFFileError as error:
         value = Refused("HFFileError", str(error), file=error.file, limit=error.limit)
+    size = len(data)
+    del data
+    if size >= TRIM_BYTES:
+        _give_back_freed()
     return Answer(value, _held())
+
+
+#: Inputs from this size up are followed by `_give_back_freed`.
+TRIM_BYTES = 1 << 20
+_LIBC = ctypes.CDLL(None)
+
+
+def _give_back_freed() -> None:
+    """Return the C heap's free pages to the system (glibc's `malloc_trim`): the copies a
+    large upload's parse made and freed stay in the heap otherwise, a 33 MB
+    tokenizer.json's 24 MiB in a worker that keeps nothing of it."""
+    trim = getattr(_LIBC, "malloc_trim", None)  # glibc only
+    if trim is not None:
+        trim(0)
 
 
 def _build_pending(source_id: str, limits: SourceLimits) -> TokenizerInfo | None:
@@ -374,12 +401,53 @@ def _build_pending(source_id: str, limits: SourceLimits) -> TokenizerInfo | None
     if pending is None:
         return None
     info = _built(source_id, pending.describe, pending.build, limits)
-    if pending.json_text is not None and (info.reason or "").startswith(NOT_A_TOKENIZER_JSON):
+    return _located(info, pending.json_text)
+
+
+def _located(info: TokenizerInfo, json_text: str | None) -> TokenizerInfo:
+    """`info`, saying where a tokenizer.json the library could not read stops being JSON."""
+    if json_text is not None and (info.reason or "").startswith(NOT_A_TOKENIZER_JSON):
         try:
-            check_json("tokenizer.json", pending.json_text)
+            check_json("tokenizer.json", json_text)
         except HFFileError as error:  # not even JSON: say where, as the JSON reader does
             info = replace(info, reason=str(error))
     return info
+
+
+def prebuild_tokenizer(
+    key: str, tokenizer_json: bytes | Spooled, config: bytes | None, limits: SourceLimits
+) -> Answer:
+    """Build a `tokenizer.json`'s tokenizer from the uploaded bytes as they came, while
+    another worker parses the upload for its answer: the build starts without waiting for
+    that parse (which reads the files again, as the stored JSON object), and so takes the
+    library's own time after the upload. Kept under `key` (within the cache's bounds)
+    until `adopt_tokenizer` names its source; the `TokenizerInfo` as `build_tokenizer`'s.
+    """
+    text = _bytes(tokenizer_json).decode()  # the web process checked it is UTF-8
+    try:
+        named = {"tokenizer_config.json": (config or b"{}").decode()}
+        tokenizer_config = read_hf_files(named, limits.json_depth).tokenizer_config
+    except HFFileError:
+        tokenizer_config = {}  # the parse refuses the upload: this build is never used
+    blank = TokenizerInfo("", None, 0, None, None)
+    build = partial(VocabTokenizer.from_tokenizer_json, text, tokenizer_config)
+    info = _located(_built(key, blank, build, limits), text)
+    del text, build  # the upload's copies: freed, and given back
+    _give_back_freed()
+    return Answer(info, _held())
+
+
+def ping() -> Answer:
+    """Nothing: a first task, which starts a worker (`SourceWorkers.start`)."""
+    return Answer(None, _held())
+
+
+def adopt_tokenizer(key: str, source_id: str) -> Answer:
+    """Keep the tokenizer built under `key` as the source's (whether it was held)."""
+    entry = _CACHE.entries.pop(key, None)
+    if entry is not None:
+        _CACHE.entries[source_id] = entry
+    return Answer(entry is not None, _held())
 
 
 def _info_of(
