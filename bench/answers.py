@@ -23,6 +23,7 @@ import time
 from dataclasses import replace
 
 from app.answers.menu import EXAMPLE_TOOLS
+from app.pool.guard import settle_heap
 from app.render.answer import AnswerRequest, ParsedAnswer
 from app.render.core import Engine, Reading, RenderRequest, read_with
 from app.render.engines import ENGINES
@@ -112,6 +113,7 @@ def main() -> None:
         tools=EXAMPLE_TOOLS,
         add_generation_prompt=True,
     )
+    settle_heap()  # as a sandbox worker does once it has loaded what tasks need
     print(f"template {TEMPLATE}, completions of {args.kb} kB, {args.runs} runs each")
     worst: dict[str, tuple[float, str]] = {}
     for name, completion in cases(args.kb * 1000).items():

@@ -13,6 +13,7 @@ worker, so nothing unpicklable or hostile ever crosses back.
 from __future__ import annotations
 
 import contextlib
+import gc
 import importlib
 import math
 import os
@@ -111,11 +112,22 @@ def start_worker(memory_bytes: int, warm_up: str | None = None) -> None:
     if warm_up:
         module, _, name = warm_up.partition(":")
         getattr(importlib.import_module(module), name)()
+    settle_heap()
     limit = _virtual_memory_bytes() + memory_bytes
     _, hard = resource.getrlimit(resource.RLIMIT_AS)
     if hard != resource.RLIM_INFINITY:
         limit = min(limit, hard)
     resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+
+
+def settle_heap() -> None:
+    """Put every object alive now (the modules, what the warm-up loaded) out of the
+    garbage collector's reach. A task's full collections then scan only what tasks made:
+    a reading that builds many objects (a 100 kB unclosed JSON array through llama.cpp's
+    PEG parser) paid 20-30 ms a collection scanning the imports, its p95 two to three
+    times its p50 (bench.answers: 45 ms p95 before, 17-19 ms after)."""
+    gc.collect()
+    gc.freeze()
 
 
 #: CPU seconds granted past the task's own before the kernel stops the worker: the timer
