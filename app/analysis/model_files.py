@@ -17,14 +17,17 @@ def model_files(source: Source | None) -> ModelFiles | None:
     and `chat_template.json`'s, `processor`, oversized ones included) and whether a
     `chat_template.json` holds one; a Modelfile's renderer, parser, stop strings, system
     message, stored messages and model family; a GGUF file's architecture (its model
-    family); None without a source."""
+    family) and parameter count; None without a source."""
     if source is None:
         return None
     if source.ollama is not None:
         return ModelFiles(**{name: getattr(source.ollama, name) for name in OLLAMA_FIELDS})
     if source.kind == "gguf":
         architecture = source.metadata.get("architecture")
-        return ModelFiles(family=architecture if isinstance(architecture, str) else None)
+        architecture = architecture if isinstance(architecture, str) else None
+        count = source.metadata.get("parameter_count")
+        count = count if type(count) is int and count >= 0 else None
+        return ModelFiles(family=architecture, architecture=architecture, parameter_count=count)
     if source.kind != "hf":
         return None
     names = [*source.templates, *source.oversized_templates]

@@ -16,12 +16,63 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from app.render.render_request import RenderRequest
+from app.render.engines.ollama.create import created
+from app.render.engines.ollama.renderer_resolution import LEGACY, human_number, resolve
+from app.render.render_request import ModelFiles, RenderRequest
+
+
+def model_of(request: RenderRequest) -> ModelFiles | None:
+    """The loaded model as Ollama holds it: a GGUF's gets the RENDERER, PARSER and stop
+    strings `ollama create` sets by its architecture (`create.py`)."""
+    model = request.model
+    if model is None or model.architecture is None:
+        return model
+    made = created(model.architecture, model.renderer, model.parser, model.stop)
+    return replace(model, renderer=made.renderer, parser=made.parser, stop=made.stop)
+
+
+def model_type(model: ModelFiles | None) -> str:
+    """The config's model type `ollama create` writes for a GGUF: its parameter count as
+    `format.HumanNumber` writes it (empty when not known)."""
+    if model is None or model.architecture is None:
+        return ""
+    return human_number(model.parameter_count or 0)
 
 
 def renderer(request: RenderRequest) -> str | None:
-    """The RENDERER the loaded Modelfile names, if any."""
-    return request.model.renderer if request.model is not None else None
+    """The renderer the model runs with: its RENDERER (the Modelfile's, or the one
+    `ollama create` sets for its GGUF), with `gemma4` resolved as Ollama resolves it."""
+    model = model_of(request)
+    named = model.renderer if model is not None else None
+    return resolve(named, (), model_type(model))
+
+
+def renderer_reasons(request: RenderRequest) -> list[str]:
+    """Why the model has its renderer, when `ollama create` set it or Ollama resolved
+    `gemma4` (none for a RENDERER a Modelfile names and Ollama takes as it is)."""
+    model = request.model
+    if model is None:
+        return []
+    made = created(model.architecture, model.renderer, model.parser, model.stop)
+    said = [made.said] if made.said and model.architecture else []
+    if made.renderer == LEGACY:
+        said.append(_resolved(renderer(request), model_type(model_of(request))))
+    return said
+
+
+def _resolved(chosen: str | None, type_: str) -> str:
+    """The sentence on how RENDERER gemma4 resolves."""
+    by = (
+        f"the model type `ollama create` writes is {type_} ("
+        + ("12B or more)" if chosen == "gemma4-large" else "under 12B)")
+        if type_ and type_[-1] in "BMK"
+        else "neither the model's name nor its type says its size"
+    )
+    return (
+        f"Ollama resolves RENDERER gemma4 when the model runs: {chosen}, as {by}. A model "
+        "name holding e2b or e4b picks gemma4-small, one holding 12b, 26b or 31b "
+        "gemma4-large (server/renderer_resolution.go)."
+    )
 
 
 def family(request: RenderRequest) -> str | None:
