@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from app.render.core import ModelFiles
 from app.sources.hf import PROCESSOR_TEMPLATE
+from app.sources.ollama_source import OLLAMA
 from app.sources.source import Source
 
 #: What an Ollama source (`OllamaModel`) says of its model, by the same names.
@@ -21,7 +22,8 @@ def model_files(source: Source | None) -> ModelFiles | None:
     if source is None:
         return None
     if source.ollama is not None:
-        return ModelFiles(**{name: getattr(source.ollama, name) for name in OLLAMA_FIELDS})
+        fields = {name: getattr(source.ollama, name) for name in OLLAMA_FIELDS}
+        return ModelFiles(**fields, name=_registry_name(source))
     if source.kind == "gguf":
         architecture = source.metadata.get("architecture")
         architecture = architecture if isinstance(architecture, str) else None
@@ -33,3 +35,9 @@ def model_files(source: Source | None) -> ModelFiles | None:
     names = [*source.templates, *source.oversized_templates]
     named = tuple(name for name in names if name not in ("default", PROCESSOR_TEMPLATE))
     return ModelFiles(named, PROCESSOR_TEMPLATE in names)
+
+
+def _registry_name(source: Source) -> str | None:
+    """A registry model's name (a Modelfile's model is named when it is created)."""
+    name = source.metadata.get("name")
+    return name if source.kind == OLLAMA and isinstance(name, str) else None

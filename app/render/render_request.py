@@ -43,6 +43,8 @@ class ModelFiles:
     #: The model's family: a GGUF's `general.architecture`, or a registry model's
     #: `model_family` (None: not known). Ollama picks some behaviour by it.
     family: str | None = None
+    #: The model's name as its source gives it (a registry model's; None: not known).
+    name: str | None = None
     #: A GGUF's `general.architecture` and `general.parameter_count`, which a program that
     #: makes a model from the GGUF may read (None: the source is no GGUF, or says none).
     architecture: str | None = None

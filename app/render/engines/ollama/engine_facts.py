@@ -18,6 +18,8 @@ from dataclasses import replace
 
 from app.render.engines.ollama.create import created
 from app.render.engines.ollama.renderer_resolution import LEGACY, human_number, resolve
+from app.render.engines.ollama.think_filter import filter_think_tags
+from app.render.engines.ollama.think_filter import said as think_said
 from app.render.render_request import ModelFiles, RenderRequest
 
 
@@ -83,7 +85,20 @@ def family(request: RenderRequest) -> str | None:
 
 def with_model(request: RenderRequest) -> tuple[RenderRequest, list[str]]:
     """The request with the model's messages and SYSTEM put where /api/chat puts them,
-    and the sentences saying so (none when the model adds nothing)."""
+    then the <think> blocks of earlier turns stripped for a model /api/chat strips them
+    for (`think_filter.py`), and the sentences saying so (none when nothing changed)."""
+    request, said = _with_stored(request)
+    model = request.model
+    family_, name = (model.family, model.name) if model is not None else (None, None)
+    messages, changed = filter_think_tags(request.messages, family_, name)
+    if not changed:
+        return request, said
+    return replace(request, messages=messages), [*said, *think_said(changed, family_, name)]
+
+
+def _with_stored(request: RenderRequest) -> tuple[RenderRequest, list[str]]:
+    """The request with the model's messages and SYSTEM put where /api/chat puts them,
+    and the sentences saying so."""
     model = request.model
     if model is None or not request.messages:
         return request, []
