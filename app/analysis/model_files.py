@@ -10,7 +10,7 @@ from app.sources.ollama_source import OLLAMA
 from app.sources.source import Source
 
 #: What an Ollama source (`OllamaModel`) says of its model, by the same names.
-OLLAMA_FIELDS = ("renderer", "parser", "stop", "system", "messages", "family")
+OLLAMA_FIELDS = ("renderer", "parser", "stop", "system", "messages", "family", "capabilities")
 
 
 def model_files(source: Source | None) -> ModelFiles | None:

@@ -26,12 +26,14 @@ from app.render.engines.ollama import commands as ollama_commands
 from app.render.engines.ollama.answers import OllamaReader
 from app.render.engines.ollama.chat_checks import THINK_LEVELS, chat_think
 from app.render.engines.ollama.engine_facts import (
+    capabilities,
     family,
     renderer,
     renderer_reasons,
+    thinking_because,
     with_model,
 )
-from app.render.engines.ollama.family import harmony_think, is_gpt_oss, uses_harmony
+from app.render.engines.ollama.family import harmony_think, uses_harmony
 from app.render.engines.ollama.gotemplate.runner import render_go, today
 from app.render.engines.ollama.hub.shown import hub_shown
 from app.render.engines.ollama.messages import api_messages, think_value
@@ -108,11 +110,10 @@ def _rendered(taken: choice.OllamaPath, request: RenderRequest, limits: RenderLi
         prompt = chosen(data["messages"], data["tools"], data["think"])
         return Rendered(prompt, [], reasons)
     assert taken.go_template is not None
-    thinks = is_gpt_oss(family(request))
-    data["think"] = chat_think(taken.go_template, request.tools, data["think"], limits, thinks)
+    listed = capabilities(request)
+    data["think"] = chat_think(taken.go_template, request.tools, data["think"], limits, listed)
     if data["think"] is not None and think_value(request.kwargs) is None:
-        why = "a gpt-oss model is" if thinks else "the template is"
-        reasons.append(f"Ollama turns thinking on: {why} thinking-capable.")
+        reasons.append(f"Ollama turns thinking on: {thinking_because(request)} thinking-capable.")
     if uses_harmony(family(request), taken.go_template):
         data["think"] = harmony_think(data["think"])
     return Rendered(render_go(taken.go_template, data, limits), [], reasons)

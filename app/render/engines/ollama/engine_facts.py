@@ -16,11 +16,29 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from app.render.engines.ollama.capabilities import THINKING
 from app.render.engines.ollama.create import created
+from app.render.engines.ollama.family import is_gpt_oss
 from app.render.engines.ollama.renderer_resolution import LEGACY, human_number, resolve
 from app.render.engines.ollama.think_filter import filter_think_tags
 from app.render.engines.ollama.think_filter import said as think_said
 from app.render.render_request import ModelFiles, RenderRequest
+
+
+def capabilities(request: RenderRequest) -> tuple[str, ...]:
+    """The capabilities Ollama counts for the model besides its template's: those its
+    config lists, and thinking for a gpt-oss family (`Capabilities`, server/images.go)."""
+    model = request.model
+    listed = model.capabilities if model is not None else ()
+    return (*listed, THINKING) if is_gpt_oss(family(request)) else listed
+
+
+def thinking_because(request: RenderRequest) -> str:
+    """Why Ollama counts the model as thinking-capable, for the note."""
+    model = request.model
+    if model is not None and THINKING in model.capabilities:
+        return "the model's config lists thinking among its capabilities, so it is"
+    return "a gpt-oss model is" if is_gpt_oss(family(request)) else "the template is"
 
 
 def model_of(request: RenderRequest) -> ModelFiles | None:
