@@ -177,3 +177,15 @@ def test_a_loaded_gemma4_gguf_renders_and_commands_as_ollama_create_makes_it(cli
     assert commanded.status_code == 200, commanded.get_data(as_text=True)
     (line,) = [c for c in commanded.json["commands"] if c.get("form") == "modelfile"]
     assert "RENDERER gemma4\nPARSER gemma4\n" in line["files"]["Modelfile"]
+
+
+def test_a_registry_gemma4_model_resolves_its_renderer_by_its_name():
+    for name, chosen in (
+        ("h:1/library/gemma4:31b", "gemma4-large"),
+        ("gemma4:e4b", "gemma4-small"),
+    ):
+        model = ModelFiles(renderer="gemma4", parser="gemma4", name=name)
+        request = RenderRequest(JINJA, CHAT, engine="ollama", model=model)
+        rendered = OllamaEngine().render(request, RenderLimits())
+        assert rendered.details["ollama"]["name"] == chosen
+        assert any(f"the model's name {name} says" in said for said in rendered.rewrites)

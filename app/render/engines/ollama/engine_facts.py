@@ -19,7 +19,12 @@ from dataclasses import replace
 from app.render.engines.ollama.capabilities import THINKING
 from app.render.engines.ollama.create import created
 from app.render.engines.ollama.family import is_gpt_oss
-from app.render.engines.ollama.renderer_resolution import LEGACY, human_number, resolve
+from app.render.engines.ollama.renderer_resolution import (
+    LEGACY,
+    human_number,
+    resolve,
+    resolved_said,
+)
 from app.render.engines.ollama.think_filter import filter_think_tags
 from app.render.engines.ollama.think_filter import said as think_said
 from app.render.render_request import ModelFiles, RenderRequest
@@ -64,7 +69,12 @@ def renderer(request: RenderRequest) -> str | None:
     `ollama create` sets for its GGUF), with `gemma4` resolved as Ollama resolves it."""
     model = model_of(request)
     named = model.renderer if model is not None else None
-    return resolve(named, (), model_type(model))
+    return resolve(named, _names(model), model_type(model))
+
+
+def _names(model: ModelFiles | None) -> tuple[str, ...]:
+    """The model's name, when its source gives one (a registry model's)."""
+    return (model.name,) if model is not None and model.name else ()
 
 
 def renderer_reasons(request: RenderRequest) -> list[str]:
@@ -76,23 +86,9 @@ def renderer_reasons(request: RenderRequest) -> list[str]:
     made = created(model.architecture, model.renderer, model.parser, model.stop)
     said = [made.said] if made.said and model.architecture else []
     if made.renderer == LEGACY:
-        said.append(_resolved(renderer(request), model_type(model_of(request))))
+        held = model_of(request)
+        said.append(resolved_said(renderer(request), _names(held), model_type(held)))
     return said
-
-
-def _resolved(chosen: str | None, type_: str) -> str:
-    """The sentence on how RENDERER gemma4 resolves."""
-    by = (
-        f"the model type `ollama create` writes is {type_} ("
-        + ("12B or more)" if chosen == "gemma4-large" else "under 12B)")
-        if type_ and type_[-1] in "BMK"
-        else "neither the model's name nor its type says its size"
-    )
-    return (
-        f"Ollama resolves RENDERER gemma4 when the model runs: {chosen}, as {by}. A model "
-        "name holding e2b or e4b picks gemma4-small, one holding 12b, 26b or 31b "
-        "gemma4-large (server/renderer_resolution.go)."
-    )
 
 
 def family(request: RenderRequest) -> str | None:

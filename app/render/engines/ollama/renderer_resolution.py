@@ -59,3 +59,20 @@ def parse_human_number(text: str) -> int | None:
     except ValueError:
         return None
     return int(value * _UNITS[text[-1].upper()])
+
+
+def resolved_said(chosen: str | None, names: tuple[str, ...], model_type: str) -> str:
+    """The sentence on how RENDERER gemma4 resolved to `chosen`."""
+    named = next((name for name in names if _by_name(name) is not None), None)
+    if named is not None:
+        by = f"the model's name {named} says"
+    elif parse_human_number(model_type) is not None:
+        size = "12B or more" if chosen == LARGE else "under 12B"
+        by = f"the model type `ollama create` writes is {model_type} ({size})"
+    else:
+        by = "neither the model's name nor its type says its size"
+    return (
+        f"Ollama resolves RENDERER gemma4 when the model runs: {chosen}, as {by}. A model "
+        "name holding e2b or e4b picks gemma4-small, one holding 12b, 26b or 31b "
+        "gemma4-large (server/renderer_resolution.go)."
+    )
