@@ -46,6 +46,7 @@ def test_a_modelfile_gives_a_go_template_with_its_stops_system_and_names(client)
         "parser": "qwen3",
         "messages": [],
         "family": None,
+        "capabilities": [],
     }
     assert source["tokenizer"] is None
     # Read back by id, as a share does.

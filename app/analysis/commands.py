@@ -19,7 +19,7 @@ from app.render.command_line import (
     CommandContext,
     CommandLine,
 )
-from app.render.core import RenderRequest, render_with
+from app.render.core import ModelFiles, RenderRequest, render_with
 from app.render.engines import ENGINES, REFERENCE_ENGINE, command_writers, get_engine
 from app.render.limits import RenderLimits, check_template_size
 
@@ -74,11 +74,28 @@ def without_commands() -> list[str]:
     return [said.no_command for said in helps if said.no_command]
 
 
+def model_template_facts(
+    template: str,
+    kwargs: dict,
+    special_tokens: dict[str, str],
+    model: ModelFiles | None,
+    limits: RenderLimits,
+) -> dict[str, Any]:
+    """`template_facts` for the loaded `model` (None: none), in the order a worker pool
+    passes the arguments (the limits last)."""
+    return template_facts(template, kwargs, special_tokens, limits, model)
+
+
 def template_facts(
-    template: str, kwargs: dict, special_tokens: dict[str, str], limits: RenderLimits
+    template: str,
+    kwargs: dict,
+    special_tokens: dict[str, str],
+    limits: RenderLimits,
+    model: ModelFiles | None = None,
 ) -> dict[str, Any]:
     """What the command lines depend on, learnt by rendering within `limits` (runs in a
-    sandbox worker): every engine's `CommandWriter.facts`."""
+    sandbox worker): every engine's `CommandWriter.facts`, with what the loaded `model`
+    changes in them (`CommandWriter.model_facts`)."""
     check_template_size(template, limits)
     reference = get_engine(REFERENCE_ENGINE)
 
@@ -98,5 +115,8 @@ def template_facts(
     facts: dict[str, Any] = {}
     for engine in ENGINES.values():
         if engine.commands is not None:
-            facts.update(engine.commands.facts(template, special_tokens, render))
+            learnt = engine.commands.facts(template, special_tokens, render)
+            if model is not None:
+                learnt |= engine.commands.model_facts(template, learnt, model)
+            facts.update(learnt)
     return facts

@@ -21,7 +21,7 @@ from app.analysis.analyze import DEFAULT_MAX_CHARS, DEFAULT_MAX_TURNS, Analysis,
 from app.analysis.commands import (
     build_command_lines,
     first_command,
-    template_facts,
+    model_template_facts,
     without_commands,
 )
 from app.analysis.model_files import model_files
@@ -209,8 +209,10 @@ def commands_of(
     loaded `source`: which programs would not load it, `model_refusals`); raises
     `TemplateProblem` when the template cannot even be probed (too large, say)."""
     asked = state.request
-    facts = pipeline.pool.run(template_facts, asked.template, asked.kwargs, asked.special_tokens)
     files = model_files(source)
+    facts = pipeline.pool.run(
+        model_template_facts, asked.template, asked.kwargs, asked.special_tokens, files
+    )
     commands = build_command_lines(
         asked.template,
         asked.kwargs,

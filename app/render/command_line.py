@@ -20,6 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.render.render_request import ModelFiles
+
 TEMPLATE_FILE = "template.jinja"
 GGUF_PLACEHOLDER = "MODEL.gguf"
 HF_PLACEHOLDER = "ORG/MODEL"
@@ -86,6 +88,11 @@ def no_facts(template: str, special_tokens: dict[str, str], render: Render) -> d
     return {}
 
 
+def no_model_facts(template: str, facts: dict[str, Any], model: ModelFiles) -> dict[str, Any]:
+    """Nothing the loaded model changes in what the lines learnt."""
+    return {}
+
+
 def no_notes(facts: dict[str, Any]) -> dict[str, str]:
     """Nothing to say about the lines."""
     return {}
@@ -109,6 +116,10 @@ class CommandWriter:
     #: add_generation_prompt)` is the template's prompt by the reference engine (None
     #: when it fails). Its keys are part of `/api/command`'s answer.
     facts: Callable[[str, dict[str, str], Render], dict[str, Any]] = no_facts
+    #: What the loaded model (`ModelFiles`, what its source says) changes in those facts:
+    #: `model_facts(template, facts, model)`, the keys it sets replacing theirs (a program
+    #: that picks its template by the model's architecture, say).
+    model_facts: Callable[[str, dict[str, Any], ModelFiles], dict[str, Any]] = no_model_facts
     #: Sentences the Command view says about its lines, given what `facts` learnt, by a
     #: short key (`backquoted` parts are code).
     notes: Callable[[dict[str, Any]], dict[str, str]] = no_notes

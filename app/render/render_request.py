@@ -43,6 +43,14 @@ class ModelFiles:
     #: The model's family: a GGUF's `general.architecture`, or a registry model's
     #: `model_family` (None: not known). Ollama picks some behaviour by it.
     family: str | None = None
+    #: The capabilities its config lists (a registry model's: "tools", "thinking" ...).
+    capabilities: tuple[str, ...] = ()
+    #: The model's name as its source gives it (a registry model's; None: not known).
+    name: str | None = None
+    #: A GGUF's `general.architecture` and `general.parameter_count`, which a program that
+    #: makes a model from the GGUF may read (None: the source is no GGUF, or says none).
+    architecture: str | None = None
+    parameter_count: int | None = None
 
 
 @dataclass(frozen=True)

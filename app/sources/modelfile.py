@@ -100,6 +100,8 @@ class OllamaModel:
     #: The model's family (a registry config's `model_family`; None: not known, as for a
     #: Modelfile, whose FROM model says it).
     family: str | None = None
+    #: The capabilities a registry config lists (none for a Modelfile).
+    capabilities: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """What the API shows of it (the template is the source's, not repeated here)."""
@@ -112,6 +114,7 @@ class OllamaModel:
             "parser": self.parser,
             "messages": [{"role": role, "content": text} for role, text in self.messages],
             "family": self.family,
+            "capabilities": list(self.capabilities),
         }
 
 

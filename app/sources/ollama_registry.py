@@ -17,7 +17,8 @@ Facts from ollama/ollama at commit fb30760996871fa9460115c753afd2c60d4ab0f7:
   `.params` (a JSON object of options: `stop` a list of strings), and `.messages` (the
   stored messages, a JSON list of api.Message objects, which `ollama create` writes from
   MESSAGE commands); the last of each counts. The config blob (`types/model/config.go`,
-  `ConfigV2`) names the `renderer`, the `parser` and the `model_family`.
+  `ConfigV2`) names the `renderer`, the `parser` and the `model_family`, and may list
+  `capabilities`.
 
 Every request goes through `PublicURLReader` (public addresses only, checked at every
 redirect) within one `Budget`; each layer is read only when the manifest says it is at
@@ -152,6 +153,9 @@ class OllamaRegistry:
             settings = self._object(self._blob(name, config, "config", budget), name, "config")
             names = {key: _optional_string(settings, field, name)
                      for key, field in _CONFIG_FIELDS.items()}  # fmt: skip
+            if listed := _strings(settings, "capabilities", name):
+                # Only when listed: the stored form of other models (their id) is unchanged.
+                names["capabilities"] = listed
         digest = "sha256:" + hashlib.sha256(body).hexdigest()
         return RegistryModel({"name": str(name), **found, **names}, digest)
 
@@ -226,6 +230,16 @@ def _optional_string(settings: dict[str, Any], key: str, name: ModelName) -> str
     if value is not None and type(value) is not str:
         raise _bad(name, f"its config's {key} is not a string")
     return value or None
+
+
+def _strings(settings: dict[str, Any], key: str, name: ModelName) -> list[str]:
+    """A config list of strings (Go's []string: a JSON null is none)."""
+    value = settings.get(key)
+    if value is None:
+        return []
+    if type(value) is not list or not all(type(item) is str for item in value):
+        raise _bad(name, f"its config's {key} is not a list of strings")
+    return value
 
 
 def _bad(name: ModelName, why: str) -> RemoteError:

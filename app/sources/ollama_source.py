@@ -32,6 +32,7 @@ LAYER_FIELDS: dict[str, type | tuple[type, ...]] = {
 LATER_FIELDS: dict[str, type | tuple[type, ...]] = {
     "messages": (list, type(None)),
     "family": (str, type(None)),
+    "capabilities": (list, type(None)),
 }
 
 
@@ -75,7 +76,7 @@ _ALL_FIELDS = set(LAYER_FIELDS) | set(LATER_FIELDS)
 def model_of_layers(layers: dict[str, Any]) -> OllamaModel:
     """What a registry model's layers say: its params layer's `stop` list and the other
     parameters (each value as JSON text, in a list), its stored messages, the config's
-    renderer, parser and model family."""
+    renderer, parser, model family and capabilities."""
     params = dict(layers["params"] or {})
     stop = params.pop("stop", [])
     if type(stop) is not list or not all(type(item) is str for item in stop):
@@ -94,7 +95,15 @@ def model_of_layers(layers: dict[str, Any]) -> OllamaModel:
         parser=layers["parser"],
         messages=_messages(layers.get("messages")),
         family=layers.get("family"),
+        capabilities=_capabilities(layers.get("capabilities")),
     )
+
+
+def _capabilities(stored: list[Any] | None) -> tuple[str, ...]:
+    """The config's capabilities, as stored (a list of strings)."""
+    if stored is not None and not all(type(item) is str for item in stored):
+        raise ModelfileError("the stored layers' capabilities are not all strings")
+    return tuple(stored or ())
 
 
 def _messages(stored: list[Any] | None) -> tuple[tuple[str, str], ...]:

@@ -16,7 +16,7 @@ from app.problems import TemplateProblem
 from app.render.answer import AnswerReader, ParsedAnswer, ReadContext, ToolCall
 from app.render.engines.ollama import choice
 from app.render.engines.ollama.chat_checks import THINK_LEVELS, chat_think
-from app.render.engines.ollama.engine_facts import family, renderer, with_model
+from app.render.engines.ollama.engine_facts import capabilities, family, renderer, with_model
 from app.render.engines.ollama.family import HARMONY
 from app.render.engines.ollama.gotemplate.runner import thinking_tags, tool_call_tag
 from app.render.engines.ollama.messages import think_value
@@ -79,7 +79,13 @@ class OllamaReader(AnswerReader):
         template = taken.go_template
         assert template is not None
         try:
-            think = chat_think(template, request.tools, think_value(request.kwargs), context.limits)
+            think = chat_think(
+                template,
+                request.tools,
+                think_value(request.kwargs),
+                context.limits,
+                capabilities(request),
+            )
         except TemplateProblem as refused:
             return ParsedAnswer(PARSER, error=refused.message)
         thinking, completion = split_thinking(template, think, completion, context)

@@ -1,10 +1,13 @@
 """/api/chat's capability checks for a Go template (server/routes.go and images.go at
 fb30760): a model supports tools when its template mentions .Tools, and thinking when
-Ollama infers thinking tags in it (`gotemplate.runner.thinking_tags`)."""
+Ollama infers thinking tags in it (`gotemplate.runner.thinking_tags`); `Capabilities`
+(server/images.go) adds the capabilities its config lists (`configCapabilities`) and
+thinking for a gpt-oss family (`modelFamilyCapabilities`)."""
 
 from __future__ import annotations
 
 from app.problems import TemplateProblem
+from app.render.engines.ollama.capabilities import THINKING, TOOLS
 from app.render.engines.ollama.gotemplate.runner import template_vars, thinking_tags
 from app.render.limits import RenderLimits
 
@@ -19,15 +22,16 @@ def chat_think(
     tools: list | None,
     think: bool | str | None,
     limits: RenderLimits,
-    family_thinks: bool = False,
+    listed: tuple[str, ...] = (),
 ) -> bool | str | None:
     """/api/chat's capability checks for a Go template: tools need a template that
-    mentions .Tools; a thinking-capable model (its template's `thinking_tags`, or a family
-    Ollama counts as thinking: `family_thinks`) turns thinking on when the request does
-    not say, and any other refuses thinking asked for."""
-    if tools and "tools" not in template_vars(template, limits):
+    mentions .Tools or a model that has the capability otherwise (`listed`: its config's
+    capabilities, and thinking for a gpt-oss family); a thinking-capable model (its
+    template's `thinking_tags`, or thinking listed) turns thinking on when the request
+    does not say, and any other refuses thinking asked for."""
+    if tools and TOOLS not in listed and "tools" not in template_vars(template, limits):
         raise TemplateProblem("InvalidRequest", f'"{MODEL}" does not support tools')
-    if family_thinks or thinking_tags(template, limits) is not None:
+    if THINKING in listed or thinking_tags(template, limits) is not None:
         return True if think is None else think
     if think is True or think in THINK_LEVELS:
         raise TemplateProblem("InvalidRequest", f'"{MODEL}" does not support thinking')

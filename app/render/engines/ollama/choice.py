@@ -5,7 +5,8 @@ Facts read in ollama/ollama at fb30760996871fa9460115c753afd2c60d4ab0f7 (2026-08
 (`usesOllamaRenderedChat`, `shouldUseGoTemplate`, `shouldUseHarmony`), `server/prompt.go`,
 `server/model.go` (`detectChatTemplate`), `envconfig/config.go` (`OLLAMA_GO_TEMPLATE`).
 
-- A RENDERER in the Modelfile wins: Ollama's Go code for that family writes the prompt.
+- A RENDERER wins (the Modelfile's, or the one `ollama create` sets by the GGUF's
+  architecture, `create.py`): Ollama's Go code for that family writes the prompt.
 - Otherwise a Go TEMPLATE is rendered by Ollama itself, unless the GGUF's chat template
   has more capabilities (`capabilities.prefers_chat_template`); `OLLAMA_GO_TEMPLATE` set
   overrides that comparison (1: the TEMPLATE, 0: the chat template).
@@ -77,24 +78,33 @@ def decide(
     renderer: str | None = None,
     force_go_template: bool = False,
     family: str | None = None,
+    renderer_reasons: tuple[str, ...] = (),
 ) -> OllamaPath:
     """The path Ollama takes for a model made from `template` (a GGUF's Jinja chat
-    template, or a Modelfile's Go TEMPLATE), with `renderer` its Modelfile's RENDERER,
+    template, or a Modelfile's Go TEMPLATE), with `renderer` its RENDERER,
     `force_go_template` standing for `OLLAMA_GO_TEMPLATE=1` and `family` the model's
-    family (None: not known)."""
+    family (None: not known); `renderer_reasons` say where the RENDERER came from when
+    not from the Modelfile (`engine_facts.renderer_reasons`)."""
     if template_kind not in KINDS:
         raise ValueError(f"template_kind must be one of {', '.join(KINDS)}, not {template_kind!r}")
     if renderer:
-        return OllamaPath(RENDERER, renderer, None, None, (_renderer_reason(renderer),))
+        reasons = renderer_reasons or (_renderer_reason(renderer),)
+        return OllamaPath(RENDERER, renderer, None, None, (*reasons, _renderer_wins(renderer)))
     if template_kind == "go":
         return _from_go_template(template, force_go_template, family)
     return _from_chat_template(template, force_go_template, family)
 
 
 def _renderer_reason(renderer: str) -> str:
+    """Where the RENDERER came from: the Modelfile."""
+    return f"The Modelfile names RENDERER {renderer}."
+
+
+def _renderer_wins(renderer: str) -> str:
+    """What a RENDERER does."""
     return (
-        f"The Modelfile names RENDERER {renderer}: Ollama writes the prompt with its own Go "
-        "code for that model family, and neither TEMPLATE nor the GGUF's chat template is used."
+        f"With the renderer {renderer}, Ollama writes the prompt with its own Go code for that "
+        "model family, and neither TEMPLATE nor the GGUF's chat template is used."
     )
 
 

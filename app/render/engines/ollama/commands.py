@@ -4,7 +4,9 @@ finding when Ollama would write a prompt without the tools a chat template suppo
 
 Facts (ollama/ollama at fb30760996871fa9460115c753afd2c60d4ab0f7): `ollama create NAME -f
 Modelfile` reads FROM, TEMPLATE and `PARAMETER stop` (`parser/parser.go`); a TEMPLATE given
-replaces the one `template.Named` would adopt (`server/create.go`). `OLLAMA_GO_TEMPLATE` is
+replaces the one `template.Named` would adopt (`server/create.go`). For a GGUF whose
+architecture gets a RENDERER from `ollama create` (`create.py`), the Modelfile pins that
+RENDERER, its PARSER and stop strings instead. `OLLAMA_GO_TEMPLATE` is
 read by the server (`envconfig`, `server/routes.go`): 1 renders a model's TEMPLATE
 whatever its GGUF's chat template offers, 0 never renders a TEMPLATE. Since ollama#16031
 (2026-05-29) a chat template with more capabilities wins by default; before it, and with
@@ -22,8 +24,16 @@ from app.render.engines.ollama.capabilities import (
     chat_template_capabilities,
     go_template_capabilities,
 )
-from app.render.engines.ollama.choice import GO_TEMPLATE, LLAMA_SERVER, adoption, decide
+from app.render.engines.ollama.choice import (
+    GO_TEMPLATE,
+    LLAMA_SERVER,
+    RENDERER,
+    adoption,
+    decide,
+)
+from app.render.engines.ollama.engine_facts import model_of, renderer, renderer_reasons
 from app.render.engines.ollama.hub.commands import hub_facts, hub_lines, hub_notes
+from app.render.render_request import ModelFiles, RenderRequest
 
 MODELFILE = "Modelfile"
 #: The model name the lines create.
@@ -53,6 +63,28 @@ def facts(template: str, special_tokens: dict[str, str], render: Render) -> dict
     }
 
 
+def model_facts(template: str, facts_: dict[str, Any], model: ModelFiles) -> dict[str, Any]:
+    """What a loaded GGUF changes: the RENDERER, PARSER and stop strings `ollama create`
+    sets by its architecture, which then write the prompt (nothing for another model)."""
+    request = RenderRequest(template, [], model=model)
+    made = model_of(request)
+    if model.architecture is None or made is None or made.renderer is None:
+        return {}
+    name = renderer(request)
+    reasons = decide(template, "jinja", name, renderer_reasons=tuple(renderer_reasons(request)))
+    return {
+        "ollama_path": RENDERER,
+        "ollama_name": name,
+        "ollama_distance": None,
+        "ollama_reasons": list(reasons.reasons),
+        "ollama_template": None,
+        "ollama_renderer": made.renderer,
+        "ollama_parser": made.parser,
+        "ollama_stop": list(made.stop),
+        "ollama_drops_tools": None,
+    }
+
+
 def command_lines(context: CommandContext) -> list[CommandLine]:
     """The Modelfile with `ollama create`, the server setting that pins the choice, and
     the lines for the GGUF pulled from the Hugging Face Hub (`hub/commands.py`)."""
@@ -71,6 +103,8 @@ def _modelfile(gguf: str, facts_: dict[str, Any]) -> str:
     it; a comment instead when the chat template wins or no TEMPLATE can be written."""
     source = gguf if "/" in gguf else f"./{gguf}"
     lines = ["FROM " + (modelfile.value(source, ("", _QUOTE)) or source)]
+    if facts_.get("ollama_renderer"):
+        return "\n".join([*lines, *_by_architecture(facts_)]) + "\n"
     template = facts_.get("ollama_template")
     if template is None:
         return "\n".join(lines) + "\n"
@@ -84,9 +118,21 @@ def _modelfile(gguf: str, facts_: dict[str, Any]) -> str:
         lines.append("# This TEMPLATE cannot be written in a Modelfile: see the note.")
     else:
         lines.append(f"TEMPLATE {written}")
-    lines += [f"PARAMETER stop {modelfile.value(stop)}" for stop in facts_.get("ollama_stop", [])
-              if modelfile.value(stop) is not None]  # fmt: skip
-    return "\n".join(lines) + "\n"
+    return "\n".join([*lines, *_stop_lines(facts_)]) + "\n"
+
+
+def _by_architecture(facts_: dict[str, Any]) -> list[str]:
+    """The RENDERER, PARSER and stop lines that pin what `ollama create` sets by the
+    GGUF's architecture (it would set them unasked; written, they stay)."""
+    lines = [f"RENDERER {facts_['ollama_renderer']}"]
+    lines += [f"PARSER {facts_['ollama_parser']}"] if facts_.get("ollama_parser") else []
+    return lines + _stop_lines(facts_)
+
+
+def _stop_lines(facts_: dict[str, Any]) -> list[str]:
+    """A `PARAMETER stop` line for each stop string a Modelfile can hold."""
+    return [f"PARAMETER stop {modelfile.value(stop)}" for stop in facts_.get("ollama_stop", [])
+            if modelfile.value(stop) is not None]  # fmt: skip
 
 
 def _go_template_setting(facts_: dict[str, Any]) -> str | None:
@@ -151,6 +197,5 @@ def _drops_tools(template: str, path: str, entry: Any) -> dict[str, Any] | None:
     return {"id": DROPS_TOOLS, "severity": "info", "message": message, "line": None}
 
 
-WRITER = CommandWriter(
-    rank=RANK, lines=command_lines, facts=facts, notes=command_notes, findings=findings
-)
+WRITER = CommandWriter(rank=RANK, lines=command_lines, facts=facts, model_facts=model_facts,
+                       notes=command_notes, findings=findings)  # fmt: skip

@@ -25,8 +25,15 @@ from app.render.engines.ollama import choice
 from app.render.engines.ollama import commands as ollama_commands
 from app.render.engines.ollama.answers import OllamaReader
 from app.render.engines.ollama.chat_checks import THINK_LEVELS, chat_think
-from app.render.engines.ollama.engine_facts import family, renderer, with_model
-from app.render.engines.ollama.family import harmony_think, is_gpt_oss, uses_harmony
+from app.render.engines.ollama.engine_facts import (
+    capabilities,
+    family,
+    renderer,
+    renderer_reasons,
+    thinking_because,
+    with_model,
+)
+from app.render.engines.ollama.family import harmony_think, uses_harmony
 from app.render.engines.ollama.gotemplate.runner import render_go, today
 from app.render.engines.ollama.hub.shown import hub_shown
 from app.render.engines.ollama.messages import api_messages, think_value
@@ -59,7 +66,11 @@ class OllamaEngine(Engine):
         gets the way `ollama run hf.co/...` takes (`hub/`) in its details and reasons."""
         request, from_model = with_model(request)
         taken = choice.decide(
-            request.template, request.template_kind, renderer(request), family=family(request)
+            request.template,
+            request.template_kind,
+            renderer(request),
+            family=family(request),
+            renderer_reasons=tuple(renderer_reasons(request)),
         )
         rendered = _rendered(taken, request, limits)
         shown: dict[str, Any] = {
@@ -95,14 +106,14 @@ def _rendered(taken: choice.OllamaPath, request: RenderRequest, limits: RenderLi
         return Rendered(rendered.prompt, rendered.generation_spans, [*reasons, *rendered.rewrites])
     data = go_data(request)
     if taken.path == choice.RENDERER:
-        prompt = _renderer(taken.name)(data["messages"], data["tools"], data["think"])
+        chosen = _renderer(taken.name, " ".join(taken.reasons[:-1]))
+        prompt = chosen(data["messages"], data["tools"], data["think"])
         return Rendered(prompt, [], reasons)
     assert taken.go_template is not None
-    thinks = is_gpt_oss(family(request))
-    data["think"] = chat_think(taken.go_template, request.tools, data["think"], limits, thinks)
+    listed = capabilities(request)
+    data["think"] = chat_think(taken.go_template, request.tools, data["think"], limits, listed)
     if data["think"] is not None and think_value(request.kwargs) is None:
-        why = "a gpt-oss model is" if thinks else "the template is"
-        reasons.append(f"Ollama turns thinking on: {why} thinking-capable.")
+        reasons.append(f"Ollama turns thinking on: {thinking_because(request)} thinking-capable.")
     if uses_harmony(family(request), taken.go_template):
         data["think"] = harmony_think(data["think"])
     return Rendered(render_go(taken.go_template, data, limits), [], reasons)
@@ -138,11 +149,12 @@ def llama_server_request(request: RenderRequest) -> RenderRequest:
     )
 
 
-def _renderer(name: str | None) -> Any:
-    """The renderer Ollama names `name`, or a problem saying it is not modelled."""
+def _renderer(name: str | None, why: str = "") -> Any:
+    """The renderer Ollama names `name`, or a problem saying it is not modelled (and
+    `why` the model has it)."""
     renderer = RENDERERS.get(name or "")
     if renderer is None:
         raise TemplateProblem(
-            "UnknownRenderer", f"Ollama's renderer {name!r} is not modelled here yet."
+            "UnknownRenderer", f"Ollama's renderer {name!r} is not modelled here yet. " + why
         )
     return renderer

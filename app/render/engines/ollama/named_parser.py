@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 
 from app.render.answer import ParsedAnswer, ToolCall
+from app.render.engines.ollama.engine_facts import model_of
 from app.render.engines.ollama.messages import think_value
 from app.render.engines.ollama.parsers import PARSERS
 from app.render.render_request import RenderRequest
@@ -23,21 +24,24 @@ ONE_READ = (
 
 
 def parser_name(request: RenderRequest) -> str | None:
-    """The PARSER the loaded Modelfile names, if any."""
-    return request.model.parser if request.model is not None else None
+    """The model's PARSER (the Modelfile's, or the one `ollama create` sets for its
+    GGUF), if any."""
+    model = model_of(request)
+    return model.parser if model is not None else None
 
 
 def unknown(name: str) -> str | None:
     """Why the named parser cannot read here (None: it is modelled)."""
     if name in PARSERS:
         return None
-    return f"The Modelfile names PARSER {name}: Ollama's {name} parser is not modelled here yet."
+    return f"The model's PARSER is {name}: Ollama's {name} parser is not modelled here yet."
 
 
 def cut_at_stop(request: RenderRequest, completion: str) -> tuple[str, tuple[str, ...]]:
     """The answer as the runner returns it: cut before the first stop string it holds,
     with a note naming it (none when no stop string occurs)."""
-    stops = request.model.stop if request.model is not None else ()
+    model = model_of(request)
+    stops = model.stop if model is not None else ()
     found = [(completion.find(stop), stop) for stop in stops if stop and stop in completion]
     if not found:
         return completion, ()
