@@ -71,20 +71,3 @@ def child_exit(server, worker):
 def on_exit(server):
     if _OWN_METRICS_DIR:
         shutil.rmtree(os.environ["PROMETHEUS_MULTIPROC_DIR"], ignore_errors=True)
-
-
-def _trace(req, what):  # EXPERIMENT, not to commit
-    import time as _t
-
-    for name, value in req.headers:
-        if name == "X-TRACE":
-            with open(f"/tmp/trace/{os.getpid()}.log", "a") as f:
-                f.write(f"{value} {what} {_t.time():.6f}\n")
-
-
-def pre_request(worker, req):
-    _trace(req, "pre")
-
-
-def post_request(worker, req, environ, resp):
-    _trace(req, "post")

@@ -51,26 +51,6 @@ def test_a_task_that_is_not_a_known_client_s_starts_at_the_lowest_priority():
         pool.close()
 
 
-def _policy() -> int:
-    return os.sched_getscheduler(0)
-
-
-@pytest.mark.skipif(os.geteuid() != 0, reason="the worker needs CAP_SYS_NICE here")
-def test_a_low_task_runs_under_sched_idle_and_the_next_task_does_not():
-    """Nice 19 still lets a bomb finish its slice before a waking request runs; under
-    SCHED_IDLE it gives way at once. The worker's next task is back to SCHED_OTHER."""
-    pool = WorkerPool(cpu_seconds=2, memory_bytes=256 << 20, workers=1)
-    token = lowest_priority.set(True)
-    try:
-        low = pool.run(_policy)
-    finally:
-        lowest_priority.reset(token)
-    try:
-        assert [low, pool.run(_policy)] == [os.SCHED_IDLE, os.SCHED_OTHER]
-    finally:
-        pool.close()
-
-
 #: A pool in a process that may not raise priority (no CAP_SYS_NICE, as uid 10001 in the
 #: image), with the RLIMIT_NICE the command line gives it: its tasks' priorities.
 UNPRIVILEGED = """

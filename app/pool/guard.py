@@ -58,38 +58,7 @@ def _virtual_memory_bytes() -> int:
 
 def _demote(signum: int, frame: Any) -> None:
     """A long task: let every short one go first."""
-    demote_process(0)
-
-
-def demote_process(pid: int) -> None:
-    """Process `pid` (0: this one) at the lowest priority: nice 19 and SCHED_IDLE. Nice
-    19 alone is not enough: the scheduler may let a running nice-19 task finish its
-    slice before a task that wakes up runs, and one request wakes several processes in
-    turn (the web thread, a worker, the web thread again), each time behind a bomb. A
-    SCHED_IDLE task gives way at once to any other that wakes."""
-    with contextlib.suppress(OSError):
-        os.setpriority(os.PRIO_PROCESS, pid, LOWEST_NICE)
-    set_idle_policy(pid, True)
-
-
-def set_idle_policy(pid: int, idle: bool) -> None:
-    """SCHED_IDLE for `pid` (0: this process), or back to SCHED_OTHER. Leaving SCHED_IDLE
-    asks what raising a nice value asks (CAP_SYS_NICE or RLIMIT_NICE); without it the
-    process stays where it is, as with its nice value."""
-    policy = getattr(os, "SCHED_IDLE" if idle else "SCHED_OTHER", None)
-    if policy is None:  # not Linux
-        return
-    with contextlib.suppress(OSError):
-        if os.sched_getscheduler(pid) != policy:
-            os.sched_setscheduler(pid, policy, os.sched_param(0))
-
-
-def is_idle_policy(pid: int = 0) -> bool:
-    """Whether `pid` (0: this process) runs under SCHED_IDLE."""
-    try:
-        return os.sched_getscheduler(pid) == os.SCHED_IDLE
-    except (OSError, AttributeError):
-        return False
+    os.setpriority(os.PRIO_PROCESS, 0, LOWEST_NICE)
 
 
 def can_come_back_to(nice: int) -> bool:
@@ -180,9 +149,7 @@ def _arm_kernel_cpu_limit(cpu_seconds: float) -> None:
 
 
 def _restore_priority() -> None:
-    # Without CAP_SYS_NICE or RLIMIT_NICE a process cannot raise its priority again: it
-    # stays low. SCHED_OTHER first (at nice 19, which the limit allows), then the nice.
-    set_idle_policy(0, False)
+    # Without CAP_SYS_NICE a process cannot raise its priority again: it stays low.
     with contextlib.suppress(PermissionError):
         os.setpriority(os.PRIO_PROCESS, 0, _base_nice[0])
 
@@ -239,7 +206,7 @@ def run_guarded(cpu_seconds: float, payload: bytes, lowest: bool = False) -> byt
     finally:
         signal.setitimer(signal.ITIMER_PROF, 0)
         signal.setitimer(signal.ITIMER_REAL, 0)
-        if os.getpriority(os.PRIO_PROCESS, 0) != _base_nice[0] or is_idle_policy():
+        if os.getpriority(os.PRIO_PROCESS, 0) != _base_nice[0]:
             _restore_priority()
 
 

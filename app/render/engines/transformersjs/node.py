@@ -33,14 +33,7 @@ import time
 from pathlib import Path
 from typing import Any, Self
 
-from app.pool.guard import (
-    DEMOTE_AFTER_SECONDS,
-    KERNEL_CPU_GRACE_SECONDS,
-    charge_helper_cpu,
-    demote_process,
-    is_idle_policy,
-    set_idle_policy,
-)
+from app.pool.guard import DEMOTE_AFTER_SECONDS, KERNEL_CPU_GRACE_SECONDS, charge_helper_cpu
 from app.problems import TemplateProblem, limit_exceeded
 from app.render.limits import RenderLimits
 
@@ -102,7 +95,8 @@ def _arm_kernel_cpu_limit(pid: int, cpu_seconds: float) -> None:
 def _demote(pid: int) -> bool:
     """A long render: the child drops to the lowest priority, as the guard drops a worker
     whose task runs long (until its next render: `_follow_worker`)."""
-    demote_process(pid)
+    with contextlib.suppress(OSError):
+        os.setpriority(os.PRIO_PROCESS, pid, LOWEST_PRIORITY)
     return True
 
 
@@ -112,14 +106,9 @@ def _follow_worker(pid: int) -> None:
     from the lowest needs what lets the worker come back (CAP_SYS_NICE or RLIMIT_NICE);
     without it, the child stays where it is."""
     wanted = os.getpriority(os.PRIO_PROCESS, 0)
-    idle = is_idle_policy()
-    if not idle:  # leaving SCHED_IDLE first, at the nice value that allows it
-        set_idle_policy(pid, False)
     with contextlib.suppress(OSError):
         if os.getpriority(os.PRIO_PROCESS, pid) != wanted:
             os.setpriority(os.PRIO_PROCESS, pid, wanted)
-    if idle:
-        set_idle_policy(pid, True)
 
 
 class NodeRenderer:
