@@ -7,6 +7,7 @@ from typing import Any
 
 from app.render.engines.ollama.parsers import olmo3 as parser
 from app.render.engines.ollama.parsers import olmo3_calls
+from app.render.engines.ollama.parsers.message import read_stream
 from app.render.engines.ollama.parsers.qwen3coder import ToolCallError
 from app.render.engines.ollama.renderers import olmo3 as renderer
 from oracles.ollama.run_lfm2 import calls_text
@@ -30,7 +31,7 @@ def render_think(fields: dict[str, Any]) -> tuple[Any, Any]:
 def stream(fields: dict[str, Any]) -> tuple[Any, Any]:
     """TestOlmo3Parser(_Streaming): the input (or chunks) added, then an empty done."""
     chunks = fields.get("chunks") or [fields["input"]]
-    message = parser.read(parser.Stream(), [*chunks, ""])
+    message = read_stream(parser.Stream(), [*chunks, ""])
     got = {"content": message.content, "calls": calls_text(message.tool_calls)}
     want = {
         "content": fields.get("expectedContent", ""),
@@ -60,6 +61,6 @@ def think(fields: dict[str, Any]) -> tuple[Any, Any]:
     """TestOlmo3ThinkParser(...): the input (or chunks, the last with done) after Init
     with the case's last message; no tool calls."""
     chunks = fields.get("chunks") or [fields["input"]]
-    message = parser.read(parser.ThinkStream(fields.get("lastMessage")), chunks)
+    message = read_stream(parser.ThinkStream(fields.get("lastMessage")), chunks)
     got = (message.content, message.thinking, len(message.tool_calls))
     return got, (fields.get("expectedContent", ""), fields.get("expectedThinking", ""), 0)

@@ -19,6 +19,7 @@ from app.render.engines.ollama import gojson
 from app.render.engines.ollama.parsers.message import (
     OllamaMessage,
     overlap_chars,
+    read_stream,
     trailing_space,
     trim_left,
     trim_right,
@@ -181,12 +182,7 @@ class Stream:
 
 def parse_chunks(chunks: list[str], think: Any, last: Any = None) -> OllamaMessage:
     """The chunks added in turn (the last with done), their outputs joined."""
-    stream = Stream(think, last)
-    content, thinking, calls = "", "", []
-    for i, chunk in enumerate(chunks):
-        c, t, found = stream.add(chunk, i == len(chunks) - 1)
-        content, thinking, calls = content + c, thinking + t, calls + found
-    return OllamaMessage(content=content, thinking=thinking, tool_calls=tuple(calls))
+    return read_stream(Stream(think, last), chunks)
 
 
 def parse(text: str, tools: Any, think: Any = None) -> OllamaMessage:

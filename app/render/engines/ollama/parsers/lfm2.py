@@ -20,6 +20,7 @@ from app.render.engines.ollama.parsers import lfm2_calls
 from app.render.engines.ollama.parsers.message import (
     OllamaMessage,
     hold_back,
+    read_stream,
     trim_left,
     trim_right,
 )
@@ -142,12 +143,7 @@ def parse_chunks(
     chunks: list[str], thinking_support: bool, tools: Any, think: Any, last: Any = None
 ) -> OllamaMessage:
     """The chunks added in turn (the last with done), their outputs joined."""
-    stream = Stream(thinking_support, tools, think, last)
-    content, thinking, calls = "", "", []
-    for i, chunk in enumerate(chunks):
-        c, t, found = stream.add(chunk, i == len(chunks) - 1)
-        content, thinking, calls = content + c, thinking + t, calls + found
-    return OllamaMessage(content=content, thinking=thinking, tool_calls=tuple(calls))
+    return read_stream(Stream(thinking_support, tools, think, last), chunks)
 
 
 def make(thinking_support: bool) -> Callable[..., OllamaMessage]:

@@ -84,3 +84,13 @@ def split_at_tag(buffer: str, tag: str, trim_after: bool) -> tuple[str, str]:
         return buffer, ""
     before, after = buffer.split(tag, 1)
     return trim_right(before), trim_left(after) if trim_after else after
+
+
+def read_stream(stream: Any, chunks: list[str], last_done: bool = True) -> OllamaMessage:
+    """`stream.add(chunk, done)` for each chunk in turn (the last with `last_done`), as
+    Ollama's ChatHandler feeds a parser; their outputs joined into one message."""
+    content, thinking, calls = "", "", []
+    for i, chunk in enumerate(chunks):
+        c, t, found = stream.add(chunk, last_done and i == len(chunks) - 1)
+        content, thinking, calls = content + c, thinking + t, calls + found
+    return OllamaMessage(content=content, thinking=thinking, tool_calls=tuple(calls))

@@ -20,6 +20,7 @@ from app.render.engines.ollama.parsers.message import (
     OllamaMessage,
     hold_back,
     overlap_chars,
+    read_stream,
     trim_left,
     trim_right,
 )
@@ -97,20 +98,11 @@ class ThinkStream:
         return content, thinking, []
 
 
-def read(stream: Any, chunks: list[str], last_done: bool = True) -> OllamaMessage:
-    """The chunks added in turn (the last with `last_done`), their outputs joined."""
-    content, thinking, calls = "", "", []
-    for i, chunk in enumerate(chunks):
-        c, t, found = stream.add(chunk, last_done and i == len(chunks) - 1)
-        content, thinking, calls = content + c, thinking + t, calls + found
-    return OllamaMessage(content=content, thinking=thinking, tool_calls=tuple(calls))
-
-
 def parse(text: str, tools: Any, think: Any = None) -> OllamaMessage:
     """What Ollama's olmo3 parser reads from a whole answer (then an empty done chunk)."""
-    return read(Stream(), [text, ""])
+    return read_stream(Stream(), [text, ""])
 
 
 def parse_think(text: str, tools: Any, think: Any = None) -> OllamaMessage:
     """What Ollama's olmo3-think parser reads from a whole answer."""
-    return read(ThinkStream(), [text])
+    return read_stream(ThinkStream(), [text])
