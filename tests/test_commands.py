@@ -370,7 +370,7 @@ def test_edge_llm_takes_a_new_template_in_a_built_engine_folder(workdir: Path):
 
 def test_edge_llm_lines_warn_first_when_it_would_not_load_the_template(workdir: Path):
     template = "{% filter upper %}hi{% endfilter %}"
-    facts = template_facts(template, {}, {}, RenderLimits())
+    facts = template_facts(template, {}, {}, None, RenderLimits())
     refusal = facts["edge_llm_load_error"]["message"]
     assert refusal.startswith("Edge-LLM would not load this model: [inja.exception.parser_error]")
     for item in [e for e in build_commands(template, {}, **facts) if e["engine"] == "edge-llm"]:
@@ -386,7 +386,7 @@ def test_edge_llm_lines_warn_of_a_model_with_named_templates():
     assert list(refusals) == ["edge-llm"]
     assert "named provider chat templates are unsupported" in refusals["edge-llm"]
     assert "tool_use, rag" in refusals["edge-llm"]
-    facts = template_facts("{{ x }}", {}, {}, RenderLimits())
+    facts = template_facts("{{ x }}", {}, {}, None, RenderLimits())
     entries = build_commands("{{ x }}", {}, model_refusals=refusals, **facts)
     item = entry(entries, "edge-llm", "export")
     assert item["command"].splitlines()[0] == f"# Warning: {refusals['edge-llm']}"

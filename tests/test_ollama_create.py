@@ -118,7 +118,7 @@ def test_a_gemma4_ggufs_answer_is_cut_at_its_stop_and_read_by_the_gemma4_parser(
 
 def test_the_command_views_modelfile_pins_what_create_sets_for_a_gemma4_gguf():
     model = _gguf("gemma4", 25_200_000_000)
-    facts = template_facts(JINJA, {}, {}, RenderLimits(), model)
+    facts = template_facts(JINJA, {}, {}, model, RenderLimits())
     assert (facts["ollama_path"], facts["ollama_name"]) == ("renderer", "gemma4-large")
     context = CommandContext(template=JINJA, kwargs={}, facts=facts, gguf="gemma-4.gguf")
     lines = commands.command_lines(context)

@@ -74,28 +74,16 @@ def without_commands() -> list[str]:
     return [said.no_command for said in helps if said.no_command]
 
 
-def model_template_facts(
+def template_facts(
     template: str,
     kwargs: dict,
     special_tokens: dict[str, str],
     model: ModelFiles | None,
     limits: RenderLimits,
 ) -> dict[str, Any]:
-    """`template_facts` for the loaded `model` (None: none), in the order a worker pool
-    passes the arguments (the limits last)."""
-    return template_facts(template, kwargs, special_tokens, limits, model)
-
-
-def template_facts(
-    template: str,
-    kwargs: dict,
-    special_tokens: dict[str, str],
-    limits: RenderLimits,
-    model: ModelFiles | None = None,
-) -> dict[str, Any]:
     """What the command lines depend on, learnt by rendering within `limits` (runs in a
-    sandbox worker): every engine's `CommandWriter.facts`, with what the loaded `model`
-    changes in them (`CommandWriter.model_facts`)."""
+    sandbox worker, which passes the limits last): every engine's `CommandWriter.facts`,
+    with what the loaded `model` (None: none) changes in them (`CommandWriter.model_facts`)."""
     check_template_size(template, limits)
     reference = get_engine(REFERENCE_ENGINE)
 

@@ -21,7 +21,7 @@ from app.analysis.analyze import DEFAULT_MAX_CHARS, DEFAULT_MAX_TURNS, Analysis,
 from app.analysis.commands import (
     build_command_lines,
     first_command,
-    model_template_facts,
+    template_facts,
     without_commands,
 )
 from app.analysis.model_files import model_files
@@ -211,7 +211,7 @@ def commands_of(
     asked = state.request
     files = model_files(source)
     facts = pipeline.pool.run(
-        model_template_facts, asked.template, asked.kwargs, asked.special_tokens, files
+        template_facts, asked.template, asked.kwargs, asked.special_tokens, files
     )
     commands = build_command_lines(
         asked.template,
